@@ -1,0 +1,34 @@
+//===- MpmdBase.td - The mpmd dialect ----------------------*- tablegen -*-===//
+//
+// The IR of MPMD programs: meshes and their topology, mesh tensors, fragments
+// (SPMD programs on one mesh), transfers between meshes, and the ops that a
+// labelled single-device program carries before import. The textual syntax
+// follows Shardy:MPMD.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPMD_DIALECT_MPMD_IR_MPMDBASE_TD
+#define MPMD_DIALECT_MPMD_IR_MPMDBASE_TD
+
+include "mlir/IR/DialectBase.td"
+
+def Mpmd_Dialect : Dialect {
+  let name = "mpmd";
+  let cppNamespace = "::mlir::mpmd";
+  let summary = "Multiple-program multiple-data programs over named meshes";
+  let dependentDialects = ["::mlir::sdy::SdyDialect", "::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasConstantMaterializer = 0;
+  let extraClassDeclaration = [{
+    /// Name of the function attribute that holds the #mpmd.topology.
+    static constexpr ::llvm::StringLiteral kTopologyAttrName = "topology";
+    /// Discardable attribute on fragments: the microbatch of the fragment.
+    static constexpr ::llvm::StringLiteral kCallCounterAttrName = "call_counter";
+  private:
+    void registerAttributes();
+    void registerTypes();
+  }];
+}
+
+#endif // MPMD_DIALECT_MPMD_IR_MPMDBASE_TD

@@ -1,0 +1,337 @@
+//===- StableHloOps.td - StableHLO compat ops --------------*- tablegen -*-===//
+//
+// The modelled StableHLO ops. Op names, operands and inherent attributes
+// (their property names) equal upstream StableHLO's, because generic text
+// printed by JAX has to parse into these ops and print back unchanged. The
+// pretty forms follow upstream's printer byte for byte; they are written in
+// C++ (StableHloOps.cpp) because several are not expressible declaratively.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPMD_DIALECT_STABLEHLO_IR_STABLEHLOOPS_TD
+#define MPMD_DIALECT_STABLEHLO_IR_STABLEHLOOPS_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mpmd/Dialect/StableHlo/IR/StableHloBase.td"
+include "mpmd/Dialect/StableHlo/IR/StableHloAttrs.td"
+
+class StableHlo_Op<string mnemonic, list<Trait> traits = []>
+    : Op<StableHlo_Dialect, mnemonic, traits> {
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops
+//===----------------------------------------------------------------------===//
+
+// `stablehlo.op %a, %b : T` when every operand type equals the result type,
+// `stablehlo.op %a, %b : (T0, T1) -> T2` otherwise.
+class StableHlo_ElementwiseOp<string mnemonic, list<Trait> traits = []>
+    : StableHlo_Op<mnemonic, !listconcat([Pure], traits)> {
+  // Whether operand and result element types must be equal (not for
+  // convert, whose purpose is to change it).
+  string checkElementType = "true";
+  let results = (outs AnyTensor:$result);
+  let extraClassDefinition = [{
+    ::mlir::ParseResult $cppClass::parse(::mlir::OpAsmParser &parser,
+                                         ::mlir::OperationState &result) {
+      return ::mlir::stablehlo::detail::parseSameTypeOp(parser, result);
+    }
+    void $cppClass::print(::mlir::OpAsmPrinter &printer) {
+      ::mlir::stablehlo::detail::printSameTypeOp(printer, getOperation());
+    }
+    ::mlir::LogicalResult $cppClass::verify() {
+      return ::mlir::stablehlo::detail::verifyElementwise(
+          getOperation(), /*sameElementType=*/}] # checkElementType # [{);
+    }
+  }];
+}
+
+class StableHlo_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : StableHlo_ElementwiseOp<mnemonic, traits> {
+  let arguments = (ins AnyTensor:$lhs, AnyTensor:$rhs);
+}
+
+class StableHlo_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : StableHlo_ElementwiseOp<mnemonic, traits> {
+  let arguments = (ins AnyTensor:$operand);
+}
+
+// Transcendental ops carry an optional `result_accuracy`; the pretty form
+// leaves it out when it is the default, as upstream does.
+class StableHlo_UnaryAccuracyOp<string mnemonic, list<Trait> traits = []>
+    : StableHlo_ElementwiseOp<mnemonic, traits> {
+  let arguments = (ins
+    AnyTensor:$operand,
+    OptionalAttr<StableHlo_ResultAccuracyAttr>:$result_accuracy);
+}
+
+def StableHlo_AddOp : StableHlo_BinaryOp<"add", [Commutative]> {
+  let summary = "Elementwise addition";
+}
+def StableHlo_SubtractOp : StableHlo_BinaryOp<"subtract"> {
+  let summary = "Elementwise subtraction";
+}
+def StableHlo_MulOp : StableHlo_BinaryOp<"multiply", [Commutative]> {
+  let summary = "Elementwise multiplication";
+}
+def StableHlo_DivOp : StableHlo_BinaryOp<"divide"> {
+  let summary = "Elementwise division";
+}
+def StableHlo_MaxOp : StableHlo_BinaryOp<"maximum", [Commutative]> {
+  let summary = "Elementwise maximum";
+}
+def StableHlo_MinOp : StableHlo_BinaryOp<"minimum", [Commutative]> {
+  let summary = "Elementwise minimum";
+}
+def StableHlo_PowOp : StableHlo_BinaryOp<"power"> {
+  let summary = "Elementwise exponentiation";
+}
+def StableHlo_RemOp : StableHlo_BinaryOp<"remainder"> {
+  let summary = "Elementwise remainder";
+}
+def StableHlo_AndOp : StableHlo_BinaryOp<"and", [Commutative]> {
+  let summary = "Elementwise logical/bitwise and";
+}
+def StableHlo_OrOp : StableHlo_BinaryOp<"or", [Commutative]> {
+  let summary = "Elementwise logical/bitwise or";
+}
+def StableHlo_XorOp : StableHlo_BinaryOp<"xor", [Commutative]> {
+  let summary = "Elementwise logical/bitwise xor";
+}
+def StableHlo_Atan2Op : StableHlo_BinaryOp<"atan2"> {
+  let summary = "Elementwise two-argument arctangent";
+}
+def StableHlo_ShiftLeftOp : StableHlo_BinaryOp<"shift_left"> {
+  let summary = "Elementwise left shift";
+}
+def StableHlo_ShiftRightArithmeticOp
+    : StableHlo_BinaryOp<"shift_right_arithmetic"> {
+  let summary = "Elementwise arithmetic right shift";
+}
+def StableHlo_ShiftRightLogicalOp : StableHlo_BinaryOp<"shift_right_logical"> {
+  let summary = "Elementwise logical right shift";
+}
+
+def StableHlo_NegOp : StableHlo_UnaryOp<"negate"> {
+  let summary = "Elementwise negation";
+}
+def StableHlo_AbsOp : StableHlo_UnaryOp<"abs"> {
+  let summary = "Elementwise absolute value";
+}
+def StableHlo_FloorOp : StableHlo_UnaryOp<"floor"> {
+  let summary = "Elementwise floor";
+}
+def StableHlo_CeilOp : StableHlo_UnaryOp<"ceil"> {
+  let summary = "Elementwise ceiling";
+}
+def StableHlo_SignOp : StableHlo_UnaryOp<"sign"> {
+  let summary = "Elementwise sign";
+}
+def StableHlo_NotOp : StableHlo_UnaryOp<"not"> {
+  let summary = "Elementwise logical/bitwise not";
+}
+def StableHlo_RoundOp : StableHlo_UnaryOp<"round_nearest_afz"> {
+  let summary = "Elementwise rounding, ties away from zero";
+}
+def StableHlo_RoundNearestEvenOp : StableHlo_UnaryOp<"round_nearest_even"> {
+  let summary = "Elementwise rounding, ties to even";
+}
+def StableHlo_PopulationCountOp : StableHlo_UnaryOp<"popcnt"> {
+  let summary = "Elementwise count of set bits";
+}
+def StableHlo_ClzOp : StableHlo_UnaryOp<"count_leading_zeros"> {
+  let summary = "Elementwise count of leading zero bits";
+}
+def StableHlo_IsFiniteOp : StableHlo_UnaryOp<"is_finite"> {
+  let summary = "Elementwise test for finite values (i1 result)";
+  let checkElementType = "false";
+}
+def StableHlo_ExpOp : StableHlo_UnaryAccuracyOp<"exponential"> {
+  let summary = "Elementwise exponential";
+}
+def StableHlo_Expm1Op : StableHlo_UnaryAccuracyOp<"exponential_minus_one"> {
+  let summary = "Elementwise exp(x) - 1";
+}
+def StableHlo_LogOp : StableHlo_UnaryAccuracyOp<"log"> {
+  let summary = "Elementwise natural logarithm";
+}
+def StableHlo_Log1pOp : StableHlo_UnaryAccuracyOp<"log_plus_one"> {
+  let summary = "Elementwise log(1 + x)";
+}
+def StableHlo_TanhOp : StableHlo_UnaryAccuracyOp<"tanh"> {
+  let summary = "Elementwise hyperbolic tangent";
+}
+def StableHlo_SqrtOp : StableHlo_UnaryAccuracyOp<"sqrt"> {
+  let summary = "Elementwise square root";
+}
+def StableHlo_RsqrtOp : StableHlo_UnaryAccuracyOp<"rsqrt"> {
+  let summary = "Elementwise reciprocal square root";
+}
+def StableHlo_LogisticOp : StableHlo_UnaryAccuracyOp<"logistic"> {
+  let summary = "Elementwise logistic sigmoid";
+}
+def StableHlo_SineOp : StableHlo_UnaryAccuracyOp<"sine"> {
+  let summary = "Elementwise sine";
+}
+def StableHlo_CosineOp : StableHlo_UnaryAccuracyOp<"cosine"> {
+  let summary = "Elementwise cosine";
+}
+def StableHlo_TanOp : StableHlo_UnaryAccuracyOp<"tan"> {
+  let summary = "Elementwise tangent";
+}
+def StableHlo_CbrtOp : StableHlo_UnaryAccuracyOp<"cbrt"> {
+  let summary = "Elementwise cube root";
+}
+
+def StableHlo_ConvertOp : StableHlo_UnaryOp<"convert"> {
+  let summary = "Elementwise element-type conversion";
+  let checkElementType = "false";
+}
+
+//===----------------------------------------------------------------------===//
+// Other ops
+//===----------------------------------------------------------------------===//
+
+def StableHlo_ConstantOp : StableHlo_Op<"constant",
+    [ConstantLike, Pure,
+     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "A tensor constant";
+  let description = [{
+    `%cst = stablehlo.constant dense<1.0> : tensor<f32>`. When the result type
+    differs from the value's type (quantized results), the form is
+    `stablehlo.constant() {value = ...} : () -> T`.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyTensor:$output);
+  let hasFolder = 1;
+}
+
+def StableHlo_CompareOp : StableHlo_Op<"compare", [Pure]> {
+  let summary = "Elementwise comparison";
+  let description = [{
+    `stablehlo.compare GT, %a, %b, FLOAT : (T, T) -> tensor<...xi1>`; the
+    comparison type is optional.
+  }];
+  let arguments = (ins
+    AnyTensor:$lhs,
+    AnyTensor:$rhs,
+    StableHlo_ComparisonDirectionAttr:$comparison_direction,
+    OptionalAttr<StableHlo_ComparisonTypeAttr>:$compare_type);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_SelectOp : StableHlo_Op<"select", [Pure]> {
+  let summary = "Elementwise choice between two tensors";
+  let description = [{
+    `stablehlo.select %p, %a, %b : tensor<4xi1>, tensor<4xf32>` when both
+    branches have the result type, the functional form otherwise. The
+    predicate is either a scalar or has the result's shape.
+  }];
+  let arguments = (ins AnyTensor:$pred, AnyTensor:$on_true,
+                       AnyTensor:$on_false);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_BroadcastInDimOp : StableHlo_Op<"broadcast_in_dim", [Pure]> {
+  let summary = "Broadcast a tensor into a larger shape";
+  let description = [{
+    `stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<4xf32>) ->
+    tensor<2x4xf32>`: operand dimension i becomes result dimension dims[i].
+  }];
+  let arguments = (ins AnyTensor:$operand,
+                       DenseI64ArrayAttr:$broadcast_dimensions);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_ReshapeOp : StableHlo_Op<"reshape", [Pure]> {
+  let summary = "Reshape a tensor keeping its elements";
+  let arguments = (ins AnyTensor:$operand);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_TransposeOp : StableHlo_Op<"transpose", [Pure]> {
+  let summary = "Permute the dimensions of a tensor";
+  let description = [{
+    `stablehlo.transpose %x, dims = [1, 0] : (tensor<2x3xf32>) ->
+    tensor<3x2xf32>`: result dimension i is operand dimension dims[i].
+  }];
+  let arguments = (ins AnyTensor:$operand, DenseI64ArrayAttr:$permutation);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_DotGeneralOp : StableHlo_Op<"dot_general", [Pure]> {
+  let summary = "General tensor contraction";
+  let description = [{
+    `stablehlo.dot_general %a, %b, batching_dims = [0] x [0],
+    contracting_dims = [2] x [1], precision = [DEFAULT, DEFAULT] : (...) -> T`.
+    The result dimensions are the batch dimensions, then the remaining lhs
+    dimensions, then the remaining rhs dimensions.
+  }];
+  let arguments = (ins
+    AnyTensor:$lhs,
+    AnyTensor:$rhs,
+    StableHlo_DotDimensionNumbersAttr:$dot_dimension_numbers,
+    OptionalAttr<StableHlo_PrecisionConfigAttr>:$precision_config,
+    OptionalAttr<StableHlo_DotAlgorithmAttr>:$algorithm);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_ReduceOp : StableHlo_Op<"reduce",
+    [RecursiveMemoryEffects, SameVariadicOperandSize]> {
+  let summary = "Reduce tensors along dimensions with a reducer region";
+  let description = [{
+    Compact form when the reducer is one commutative binary op of this
+    dialect applied to the block arguments in order:
+    `stablehlo.reduce(%x init: %zero) applies stablehlo.add
+    across dimensions = [0] : (...) -> T` (on one line).
+    Otherwise the region form:
+    `stablehlo.reduce(%x init: %zero) across dimensions = [0] : (...) -> T`
+    followed by `reducer(%elt: tensor<f32>, %acc: tensor<f32>) { ... }`.
+  }];
+  let arguments = (ins Variadic<AnyTensor>:$inputs,
+                       Variadic<AnyTensor>:$init_values,
+                       DenseI64ArrayAttr:$dimensions);
+  let results = (outs Variadic<AnyTensor>);
+  let regions = (region SizedRegion<1>:$body);
+}
+
+def StableHlo_IotaOp : StableHlo_Op<"iota", [Pure]> {
+  let summary = "Tensor counting up along one dimension";
+  let arguments = (ins I64Attr:$iota_dimension);
+  let results = (outs AnyTensor:$output);
+}
+
+def StableHlo_ConcatenateOp : StableHlo_Op<"concatenate", [Pure]> {
+  let summary = "Concatenate tensors along a dimension";
+  let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$dimension);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_SliceOp : StableHlo_Op<"slice", [Pure]> {
+  let summary = "Static strided slice";
+  let description = [{
+    `stablehlo.slice %x [0:2, 1:3:2] : (...) -> T`: per dimension
+    `start:limit` with an optional `:stride` (left out when 1).
+  }];
+  let arguments = (ins AnyTensor:$operand,
+                       DenseI64ArrayAttr:$start_indices,
+                       DenseI64ArrayAttr:$limit_indices,
+                       DenseI64ArrayAttr:$strides);
+  let results = (outs AnyTensor:$result);
+}
+
+def StableHlo_ReturnOp
+    : StableHlo_Op<"return", [Pure, Terminator, ReturnLike]> {
+  let summary = "Terminator of stablehlo regions";
+  let arguments = (ins Variadic<AnyType>:$results);
+  let hasCustomAssemblyFormat = 0;
+  let hasVerifier = 0;
+  let assemblyFormat = "$results attr-dict (`:` type($results)^)?";
+}
+
+#endif // MPMD_DIALECT_STABLEHLO_IR_STABLEHLOOPS_TD

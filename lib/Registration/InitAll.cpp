@@ -1,0 +1,21 @@
+//===- InitAll.cpp - Register every mpmd dialect and pass -----------------===//
+
+#include "mpmd/InitAll.h"
+
+#include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
+#include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
+#include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::mpmd::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<mpmd::MpmdDialect, sdy::SdyDialect,
+                  stablehlo::StableHloDialect, func::FuncDialect>();
+}
+
+void mlir::mpmd::registerAllPasses() {
+  // Upstream passes our pipelines build on (canonicalize, cse, ...).
+  registerTransformsPasses();
+}

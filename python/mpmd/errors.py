@@ -1,0 +1,57 @@
+"""Errors raised by the mpmd package."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+__all__ = ["CompilerError", "CompilerWarning", "Diagnostic", "MpmdError"]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One compiler diagnostic.
+
+    `location` is `file:line:col` when the compiler knows the position (the
+    file of parsed text is `<input>` unless a source name was given), `""`
+    when the location is unknown.
+    """
+
+    severity: str  # "error", "warning", "remark" or "note"
+    location: str
+    message: str
+    notes: tuple[Diagnostic, ...] = ()
+
+    def __str__(self) -> str:
+        head = f"{self.location}: " if self.location else ""
+        lines = [f"{head}{self.severity}: {self.message}"]
+        lines.extend(f"  {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+class MpmdError(Exception):
+    """Base class of every error the mpmd package raises."""
+
+
+class CompilerError(MpmdError):
+    """The compiler rejected its input or failed to transform it."""
+
+    def __init__(self, summary: str, diagnostics: Iterable[Diagnostic] = ()):
+        self.summary = summary
+        self.diagnostics: list[Diagnostic] = list(diagnostics)
+        super().__init__(_format(summary, self.diagnostics))
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The diagnostics of severity `error`."""
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+
+class CompilerWarning(UserWarning):
+    """A warning the compiler reported while succeeding."""
+
+
+def _format(summary: str, diagnostics: Sequence[Diagnostic]) -> str:
+    if not diagnostics:
+        return summary
+    return summary + ":\n" + "\n".join(str(d) for d in diagnostics)

@@ -1,0 +1,304 @@
+//===- MpmdCompilerModule.cpp - nanobind module mpmd._mpmd_compiler -------===//
+//
+// A thin Python face of the mpmd compiler: parse, verify and transform MLIR
+// text. Every call builds a fresh MLIRContext, runs without the GIL, and
+// collects diagnostics instead of printing them; a failure raises
+// `_mpmd_compiler.DiagnosticError(summary, diagnostics)`, where each diagnostic
+// is a `(severity, location, message, notes)` tuple and `notes` is a list of
+// such tuples (with empty notes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/InitAll.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// One diagnostic as Python sees it; notes never carry notes themselves.
+struct CollectedDiagnostic {
+  std::string severity;
+  std::string location;
+  std::string message;
+  std::vector<CollectedDiagnostic> notes;
+};
+
+/// What a compiler call produced: the printed module, or diagnostics.
+struct CompileOutcome {
+  std::optional<std::string> text;
+  std::string failureSummary;
+  std::vector<CollectedDiagnostic> diagnostics;
+};
+
+llvm::StringRef severityName(mlir::DiagnosticSeverity severity) {
+  switch (severity) {
+  case mlir::DiagnosticSeverity::Note:
+    return "note";
+  case mlir::DiagnosticSeverity::Warning:
+    return "warning";
+  case mlir::DiagnosticSeverity::Error:
+    return "error";
+  case mlir::DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+/// `file:line:col` when the location (or one nested in it) has a position,
+/// "" when unknown, and the location's own syntax otherwise.
+std::string formatLocation(mlir::Location loc) {
+  if (auto fileLoc = loc->findInstanceOf<mlir::FileLineColRange>())
+    return (fileLoc.getFilename().getValue() + ":" +
+            llvm::Twine(fileLoc.getStartLine()) + ":" +
+            llvm::Twine(fileLoc.getStartColumn()))
+        .str();
+  if (llvm::isa<mlir::UnknownLoc>(loc))
+    return "";
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  loc.print(os);
+  return printed;
+}
+
+CollectedDiagnostic collect(const mlir::Diagnostic &diag) {
+  CollectedDiagnostic result{severityName(diag.getSeverity()).str(),
+                             formatLocation(diag.getLocation()), diag.str(),
+                             {}};
+  for (const mlir::Diagnostic &note : diag.getNotes())
+    result.notes.push_back({severityName(note.getSeverity()).str(),
+                            formatLocation(note.getLocation()), note.str(),
+                            {}});
+  return result;
+}
+
+/// A context with every mpmd dialect, unknown dialects kept opaque, and a
+/// handler that records diagnostics into `sink`.
+class CompilerSession {
+public:
+  explicit CompilerSession(std::vector<CollectedDiagnostic> &sink)
+      : context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED),
+        handler(&context, [&sink](mlir::Diagnostic &diag) {
+          sink.push_back(collect(diag));
+          return mlir::success();
+        }) {
+    context.allowUnregisteredDialects(true);
+    // The location says where; a dump of the op would flood the message.
+    context.printOpOnDiagnostic(false);
+  }
+
+  mlir::MLIRContext &getContext() { return context; }
+
+private:
+  static mlir::DialectRegistry makeRegistry() {
+    mlir::DialectRegistry registry;
+    mlir::mpmd::registerAllDialects(registry);
+    return registry;
+  }
+
+  mlir::MLIRContext context;
+  mlir::ScopedDiagnosticHandler handler;
+};
+
+mlir::OwningOpRef<mlir::ModuleOp> parseModule(mlir::MLIRContext &context,
+                                              llvm::StringRef text,
+                                              llvm::StringRef sourceName) {
+  mlir::ParserConfig config(&context, /*verifyAfterParse=*/false);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, config, sourceName);
+  if (!module || mlir::failed(mlir::verify(*module)))
+    return nullptr;
+  return module;
+}
+
+std::string printModule(mlir::ModuleOp module, bool generic) {
+  mlir::OpPrintingFlags flags;
+  if (generic)
+    flags.printGenericOpForm();
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  module->print(os, flags);
+  return printed;
+}
+
+/// Turns the pass pipeline parser's report ("<buffer>:1:COL: error: MSG" and
+/// a caret line) into a diagnostic located in the user's pipeline string;
+/// `offset` is where the parsed elements start in it.
+CollectedDiagnostic pipelineDiagnostic(llvm::StringRef report, size_t offset) {
+  llvm::StringRef firstLine = report.trim().split('\n').first;
+  auto [position, message] = firstLine.split(": error: ");
+  if (message.empty()) {
+    // Option errors come as several lines without a position.
+    llvm::SmallVector<llvm::StringRef> lines;
+    report.split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+    return {"error", "<pass-pipeline>", llvm::join(lines, "; "), {}};
+  }
+  unsigned column = 0;
+  if (position.rsplit(':').second.getAsInteger(10, column))
+    return {"error", "<pass-pipeline>", message.str(), {}};
+  return {"error",
+          ("<pass-pipeline>:1:" + llvm::Twine(column + offset)).str(),
+          message.str(),
+          {}};
+}
+
+/// Fills `pm` from `pipeline`: either `builtin.module(...)` or the bare
+/// elements of a pipeline on the module (`canonicalize,cse`, a registered
+/// pipeline name, `func.func(cse)`).
+mlir::LogicalResult buildPipeline(llvm::StringRef pipeline,
+                                  mlir::PassManager &pm,
+                                  CollectedDiagnostic &error) {
+  llvm::StringRef elements = pipeline.trim();
+  llvm::StringRef anchored = elements;
+  if (anchored.consume_front(mlir::ModuleOp::getOperationName()) &&
+      anchored.ltrim().starts_with("(") && anchored.ends_with(")"))
+    elements = anchored.ltrim().drop_front().drop_back();
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  if (mlir::succeeded(mlir::parsePassPipeline(elements, pm, os)))
+    return mlir::success();
+  error = pipelineDiagnostic(report, elements.data() - pipeline.data());
+  return mlir::failure();
+}
+
+CompileOutcome compile(const std::string &text, const std::string *pipeline,
+                       bool generic, const std::string &sourceName) {
+  CompileOutcome outcome;
+  CompilerSession session(outcome.diagnostics);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      parseModule(session.getContext(), text, sourceName);
+  if (!module) {
+    outcome.failureSummary = "failed to parse or verify the module";
+    return outcome;
+  }
+  if (pipeline) {
+    mlir::PassManager pm(&session.getContext(),
+                         mlir::ModuleOp::getOperationName());
+    CollectedDiagnostic pipelineError;
+    if (mlir::failed(buildPipeline(*pipeline, pm, pipelineError))) {
+      outcome.failureSummary = "invalid pass pipeline '" + *pipeline + "'";
+      outcome.diagnostics.push_back(std::move(pipelineError));
+      return outcome;
+    }
+    if (mlir::failed(pm.run(*module))) {
+      outcome.failureSummary = "pass pipeline '" + *pipeline + "' failed";
+      return outcome;
+    }
+    if (mlir::failed(mlir::verify(*module))) {
+      outcome.failureSummary =
+          "module failed to verify after pass pipeline '" + *pipeline + "'";
+      return outcome;
+    }
+  }
+  outcome.text = printModule(*module, generic);
+  return outcome;
+}
+
+nb::object toPython(const CollectedDiagnostic &diag) {
+  nb::list notes;
+  for (const CollectedDiagnostic &note : diag.notes)
+    notes.append(toPython(note));
+  return nb::make_tuple(diag.severity, diag.location, diag.message, notes);
+}
+
+/// Python classes the module reports with.
+struct PythonCategories {
+  nb::object error;   // _mpmd_compiler.DiagnosticError
+  nb::object warning; // mpmd.errors.CompilerWarning
+};
+
+/// Returns the printed module or raises DiagnosticError; warnings of a
+/// successful run become Python warnings. The C++ part runs without the GIL
+/// so other Python threads (and JAX) keep going.
+std::string compileOrRaise(const PythonCategories &categories,
+                           const std::string &text,
+                           const std::string *pipeline, bool generic,
+                           const std::string &sourceName) {
+  CompileOutcome outcome;
+  {
+    nb::gil_scoped_release release;
+    outcome = compile(text, pipeline, generic, sourceName);
+  }
+  if (outcome.text) {
+    for (const CollectedDiagnostic &diag : outcome.diagnostics) {
+      if (diag.severity != "warning")
+        continue;
+      std::string warning = diag.location.empty()
+                                ? diag.message
+                                : diag.location + ": " + diag.message;
+      if (PyErr_WarnEx(categories.warning.ptr(), warning.c_str(), 1) != 0)
+        throw nb::python_error();
+    }
+    return std::move(*outcome.text);
+  }
+  nb::list diagnostics;
+  for (const CollectedDiagnostic &diag : outcome.diagnostics)
+    diagnostics.append(toPython(diag));
+  PyErr_SetObject(categories.error.ptr(),
+                  nb::make_tuple(outcome.failureSummary, diagnostics).ptr());
+  throw nb::python_error();
+}
+
+} // namespace
+
+NB_MODULE(_mpmd_compiler, m) {
+  m.doc() = "The mpmd MLIR compiler: parse, verify and run pass pipelines.";
+  mlir::mpmd::registerAllPasses();
+
+  PythonCategories categories;
+  categories.error = nb::steal(PyErr_NewExceptionWithDoc(
+      "mpmd._mpmd_compiler.DiagnosticError",
+      "Compilation failed; args are (summary, [(severity, location, message, "
+      "notes), ...]).",
+      PyExc_RuntimeError, nullptr));
+  if (!categories.error.is_valid())
+    throw nb::python_error();
+  categories.warning =
+      nb::module_::import_("mpmd.errors").attr("CompilerWarning");
+  m.attr("DiagnosticError") = categories.error;
+
+  m.def(
+      "parse_and_verify",
+      [categories](const std::string &text, bool generic,
+                   const std::string &sourceName) {
+        return compileOrRaise(categories, text, /*pipeline=*/nullptr, generic,
+                              sourceName);
+      },
+      nb::arg("text"), nb::arg("generic") = false,
+      nb::arg("source_name") = "<input>",
+      "Parses and verifies `text`; returns the printed module.");
+
+  m.def(
+      "run_pass_pipeline",
+      [categories](const std::string &text, const std::string &pipeline,
+                   bool generic, const std::string &sourceName) {
+        return compileOrRaise(categories, text, &pipeline, generic,
+                              sourceName);
+      },
+      nb::arg("text"), nb::arg("pipeline"), nb::arg("generic") = false,
+      nb::arg("source_name") = "<input>",
+      "Parses, verifies, runs `pipeline` (e.g. 'builtin.module(canonicalize)' "
+      "or a registered pipeline name), verifies and returns the printed "
+      "module.");
+}

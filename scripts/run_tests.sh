@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every suite (lit, GoogleTest, pytest), reports each, fails if any fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
+PY=.venv/bin/python
+status=0
+echo "== lit"; .venv/bin/lit -sv "$BUILD_DIR/test" || status=1
+echo "== GoogleTest"; (cd "$BUILD_DIR" && ctest --output-on-failure) || status=1
+echo "== pytest"; $PY -m pytest -q python/tests || status=1
+exit $status
