@@ -5,6 +5,7 @@
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -18,4 +19,5 @@ void mlir::mpmd::registerAllDialects(DialectRegistry &registry) {
 void mlir::mpmd::registerAllPasses() {
   // Upstream passes our pipelines build on (canonicalize, cse, ...).
   registerTransformsPasses();
+  registerImportPasses();
 }

@@ -1,0 +1,56 @@
+//===- ImportUtils.h - Shared helpers of the import passes ------*- C++ -*-===//
+
+#ifndef MPMD_TRANSFORMS_IMPORT_IMPORTUTILS_H
+#define MPMD_TRANSFORMS_IMPORT_IMPORTUTILS_H
+
+#include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace mlir::mpmd {
+
+/// The functions an MPMD program starts from: those with a `topology`
+/// attribute. Emits an error on `module` when there is none, or when a
+/// `topology` attribute is not an #mpmd.topology.
+FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
+
+/// Where a named computation or named tensor goes.
+struct MeshAssignment {
+  std::string mesh;
+  std::optional<int64_t> stage;
+};
+
+/// Parses `NAME=MESH` / `NAME=MESH:STAGE` entries. Errors name the entry:
+/// malformed entries and names assigned twice.
+FailureOr<llvm::StringMap<MeshAssignment>>
+parseMeshAssignment(ArrayRef<std::string> entries,
+                    function_ref<InFlightDiagnostic()> emitError);
+
+/// Where a function argument or result goes.
+struct IoAssignment {
+  std::string mesh;
+  std::string memoryKind; // empty: the mesh's default memory
+};
+
+/// Parses `INDEX=MESH` / `INDEX=MESH:MEMORY_KIND` entries of `optionName`.
+FailureOr<std::map<int64_t, IoAssignment>>
+parseIoAssignment(ArrayRef<std::string> entries, StringRef optionName,
+                  function_ref<InFlightDiagnostic()> emitError);
+
+/// Emits an error naming `what` unless `mesh` is in `topology`.
+LogicalResult checkMeshExists(TopologyAttr topology, StringRef mesh,
+                              function_ref<InFlightDiagnostic()> emitError,
+                              const Twine &what);
+
+/// `"m1", "m2"` for diagnostics.
+std::string formatMeshList(ArrayRef<StringRef> meshes);
+
+} // namespace mlir::mpmd
+
+#endif // MPMD_TRANSFORMS_IMPORT_IMPORTUTILS_H

@@ -1,0 +1,104 @@
+//===- Passes.td - Import passes ---------------------------*- tablegen -*-===//
+//
+// Import turns a labelled single-device program into one where every
+// computation lives in a fragment on a mesh (DESIGN.md sections 2 and 4).
+// The passes run in this order in the `mpmd-import` pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPMD_TRANSFORMS_IMPORT_PASSES_TD
+#define MPMD_TRANSFORMS_IMPORT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def InlineCallsPass : Pass<"mpmd-inline-calls", "ModuleOp"> {
+  let summary = "Inlines func.call ops of functions that carry a topology";
+  let description = [{
+    JAX lowers library helpers and nested jits to `func.call`. Inlining them
+    into the MPMD entry function lets named computations and mesh inference
+    see every op. Callees left without callers are erased.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def MapNamedOpsToMeshesPass : Pass<"mpmd-map-named-ops", "ModuleOp"> {
+  let summary = "Turns named computations into fragments and named tensors into assign/unassign";
+  let description = [{
+    Each `mpmd.named_computation` whose name is in the assignment becomes an
+    `mpmd.fragment` on the assigned mesh (with its origin and, if given, its
+    stage), fed by `mpmd.assign` and read through `mpmd.unassign`. A named
+    tensor in the assignment becomes an assign/unassign pair; one that is not
+    is dropped and left to mesh inference.
+
+    Entries: `NAME=MESH` or `NAME=MESH:STAGE`.
+  }];
+  let options = [
+    ListOption<"assignment", "assignment", "std::string",
+               "NAME=MESH or NAME=MESH:STAGE entries">,
+  ];
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
+}
+
+def MapInputsOutputsToMeshesPass : Pass<"mpmd-map-io-to-meshes", "ModuleOp"> {
+  let summary = "Puts assigned function arguments and results on their meshes";
+  let description = [{
+    Entries: `INDEX=MESH` or `INDEX=MESH:MEMORY_KIND`. Unassigned arguments and
+    results are left to mesh inference.
+  }];
+  let options = [
+    ListOption<"inputAssignment", "input-assignment", "std::string",
+               "INDEX=MESH[:MEMORY_KIND] entries for function arguments">,
+    ListOption<"outputAssignment", "output-assignment", "std::string",
+               "INDEX=MESH[:MEMORY_KIND] entries for function results">,
+  ];
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
+}
+
+def IntroduceTransfersPass : Pass<"mpmd-introduce-transfers", "ModuleOp"> {
+  let summary = "Turns direct fragment-to-fragment edges across meshes into transfers";
+  let description = [{
+    `mpmd.assign(mpmd.unassign(%fragment_result))` moves a value straight from
+    one named computation to another: on the same mesh it is the value
+    itself, on another mesh an `mpmd.transfer`. No other transfer is created
+    here.
+  }];
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
+}
+
+def InferMeshesPass : Pass<"mpmd-infer-meshes", "ModuleOp"> {
+  let summary = "Places every nameless op on the meshes that use it";
+  let description = [{
+    Mesh inference (DESIGN.md section 4). Each nameless op is cloned, as an
+    inferred fragment (no origin), into every mesh of its use set. When the
+    use set is not inside the src set a transfer is needed: created when
+    `infer-transfers` is set, an error naming the op, its use set and src set
+    otherwise. Unassigned function arguments and results get the mesh their
+    uses or sources imply.
+  }];
+  let options = [
+    Option<"inferTransfers", "infer-transfers", "bool", /*default=*/"false",
+           "Create the transfers that inference needs instead of failing">,
+    Option<"inferCrossMeshReductions", "infer-cross-mesh-reductions", "bool",
+           /*default=*/"false",
+           "Turn a reduction of values from several meshes into mpmd.reduce">,
+  ];
+  // Reductions are materialized as stablehlo ops.
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect",
+                           "::mlir::stablehlo::StableHloDialect"];
+}
+
+def MergeInferredFragmentsPass : Pass<"mpmd-merge-inferred-fragments", "ModuleOp"> {
+  let summary = "Merges inferred fragments into neighbouring fragments of their mesh";
+  let description = [{
+    An inferred fragment joins the closest earlier fragment of its mesh when
+    all its operands are already available there, else the closest later
+    fragment of its mesh when all uses of its results come at or after it.
+    Merging never needs a transfer; the merged fragment keeps every origin.
+  }];
+}
+
+def VerifyImportPass : Pass<"mpmd-verify-import", "ModuleOp"> {
+  let summary = "Checks that import placed every op in a fragment";
+}
+
+#endif // MPMD_TRANSFORMS_IMPORT_PASSES_TD

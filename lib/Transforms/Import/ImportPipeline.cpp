@@ -1,0 +1,48 @@
+//===- ImportPipeline.cpp - The mpmd-import pipeline ----------------------===//
+
+#include "mpmd/Transforms/Import/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+void mlir::mpmd::addImportPipeline(OpPassManager &pm,
+                                   const ImportPipelineOptions &options) {
+  pm.addPass(createInlineCallsPass());
+  MapNamedOpsToMeshesPassOptions namedOptions;
+  namedOptions.assignment.assign(options.assignment.begin(),
+                                 options.assignment.end());
+  pm.addPass(createMapNamedOpsToMeshesPass(namedOptions));
+  MapInputsOutputsToMeshesPassOptions ioOptions;
+  ioOptions.inputAssignment.assign(options.inputAssignment.begin(),
+                                   options.inputAssignment.end());
+  ioOptions.outputAssignment.assign(options.outputAssignment.begin(),
+                                    options.outputAssignment.end());
+  pm.addPass(createMapInputsOutputsToMeshesPass(ioOptions));
+  pm.addPass(createIntroduceTransfersPass());
+  InferMeshesPassOptions inferOptions;
+  inferOptions.inferTransfers = options.inferTransfers;
+  inferOptions.inferCrossMeshReductions = options.inferCrossMeshReductions;
+  pm.addPass(createInferMeshesPass(inferOptions));
+  pm.addPass(createMergeInferredFragmentsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createVerifyImportPass());
+}
+
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "mpmd/Transforms/Import/Passes.h.inc"
+} // namespace
+
+void mlir::mpmd::registerImportPasses() {
+  registerMpmdImportPasses();
+  PassPipelineRegistration<ImportPipelineOptions>(
+      "mpmd-import",
+      "Import: named ops onto meshes, transfers, mesh inference, merging of "
+      "inferred fragments",
+      addImportPipeline);
+}

@@ -1,0 +1,728 @@
+//===- InferMeshes.cpp - Mesh inference -----------------------------------===//
+//
+// After named ops are on meshes, the remaining ("nameless") ops of an entry
+// function are placed (DESIGN.md section 4):
+//
+//   src(v)  meshes where v exists without a transfer: a value read from a
+//           mesh tensor exists on that mesh and wherever it was transferred;
+//           an op's results exist where all its operands exist; constants
+//           and unassigned arguments exist anywhere.
+//   use(v)  meshes where v is needed: assigns name them; an op needs its
+//           operands wherever its results are needed.
+//
+// Each nameless op is cloned, as an inferred fragment (empty origin), into
+// every mesh of its use set. If the use set is not inside the src set a
+// transfer is needed: with infer-transfers, values coming from mesh tensors
+// (and arguments) are transferred where they are missing; without it, the
+// first such op is reported with both sets. mpmd.broadcast and mpmd.reduce
+// always move their operands where needed: that is what they are for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Import/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace mlir::mpmd {
+#define GEN_PASS_DEF_INFERMESHESPASS
+#include "mpmd/Transforms/Import/Passes.h.inc"
+} // namespace mlir::mpmd
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+namespace {
+
+/// A set of meshes (bits indexed by topology position), or "any mesh".
+struct MeshSet {
+  static MeshSet any() {
+    MeshSet set;
+    set.isAny = true;
+    return set;
+  }
+  static MeshSet none(unsigned numMeshes) {
+    MeshSet set;
+    set.bits.resize(numMeshes);
+    return set;
+  }
+  bool contains(unsigned mesh) const { return isAny || bits.test(mesh); }
+  bool empty() const { return !isAny && bits.none(); }
+  void intersect(const MeshSet &other) {
+    if (other.isAny)
+      return;
+    if (isAny) {
+      *this = other;
+      return;
+    }
+    bits &= other.bits;
+  }
+  void unite(const MeshSet &other) {
+    assert(!other.isAny && "use sets are concrete");
+    bits |= other.bits;
+  }
+  /// Whether every mesh of `this` (a concrete set) is in `other`.
+  bool isSubsetOf(const MeshSet &other) const {
+    if (other.isAny)
+      return true;
+    llvm::BitVector rest = bits;
+    rest.reset(other.bits);
+    return rest.none();
+  }
+  std::optional<unsigned> first() const {
+    if (isAny || bits.none())
+      return std::nullopt;
+    return bits.find_first();
+  }
+
+  bool isAny = false;
+  llvm::BitVector bits;
+};
+
+/// How a reduction op of StableHLO maps to an mpmd.reduce kind.
+std::optional<ReductionType> reductionKindOf(Operation *op) {
+  return llvm::StringSwitch<std::optional<ReductionType>>(
+             op->getName().getStringRef())
+      .Case("stablehlo.add", ReductionType::kAdd)
+      .Case("stablehlo.maximum", ReductionType::kMax)
+      .Case("stablehlo.minimum", ReductionType::kMin)
+      .Case("stablehlo.multiply", ReductionType::kMul)
+      .Case("stablehlo.or", ReductionType::kOr)
+      .Case("stablehlo.and", ReductionType::kAnd)
+      .Default(std::nullopt);
+}
+
+StringRef stablehloOpOf(ReductionType kind) {
+  switch (kind) {
+  case ReductionType::kAdd:
+    return "stablehlo.add";
+  case ReductionType::kMax:
+    return "stablehlo.maximum";
+  case ReductionType::kMin:
+    return "stablehlo.minimum";
+  case ReductionType::kMul:
+    return "stablehlo.multiply";
+  case ReductionType::kOr:
+    return "stablehlo.or";
+  case ReductionType::kAnd:
+    return "stablehlo.and";
+  case ReductionType::kNone:
+    return "";
+  }
+  return "";
+}
+
+/// Ops that import places: everything outside the mpmd dialect, and the two
+/// mpmd ops whose purpose is moving values between meshes.
+bool isNameless(Operation &op) {
+  return !isa<MpmdDialect>(op.getDialect()) && !isa<func::ReturnOp>(op);
+}
+
+/// Values `op` reads that are defined outside it, in a stable order.
+SmallVector<Value> externalInputs(Operation *op) {
+  llvm::SetVector<Value> inputs;
+  for (Value operand : op->getOperands())
+    inputs.insert(operand);
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, inputs);
+  return inputs.takeVector();
+}
+
+class FunctionInference {
+public:
+  FunctionInference(func::FuncOp func, bool inferTransfers,
+                    bool inferReductions)
+      : func(func), block(func.getBody().front()),
+        topology(func->getAttrOfType<TopologyAttr>(
+            MpmdDialect::kTopologyAttrName)),
+        meshNames(topology.getMeshNames()), inferTransfers(inferTransfers),
+        inferReductions(inferReductions) {
+    for (auto [index, name] : llvm::enumerate(meshNames))
+      meshIndex[name] = index;
+  }
+
+  LogicalResult run() {
+    if (failed(checkInput()) || failed(computeSrcSets()) ||
+        failed(assignFreeOutputs()))
+      return failure();
+    computeUseSets();
+    if (failed(checkPlacements()))
+      return failure();
+    return materialize();
+  }
+
+private:
+  unsigned numMeshes() const { return meshNames.size(); }
+
+  std::string format(const MeshSet &set) const {
+    if (set.isAny)
+      return "any mesh";
+    SmallVector<StringRef> names;
+    for (unsigned index : set.bits.set_bits())
+      names.push_back(meshNames[index]);
+    return "{" + formatMeshList(names) + "}";
+  }
+
+  MeshSet singleton(unsigned mesh) const {
+    MeshSet set = MeshSet::none(numMeshes());
+    set.bits.set(mesh);
+    return set;
+  }
+
+  unsigned meshOf(Value meshValue) {
+    return meshIndex.lookup(
+        cast<MeshTensorType>(meshValue.getType()).getMeshName());
+  }
+
+  /// The mesh a value is computed on when it is needed elsewhere.
+  unsigned home(Value value) {
+    return src.lookup(value).first().value_or(0);
+  }
+
+  /// The mesh an op without users runs on: where its inputs all are.
+  unsigned homeOfOp(Operation *op) {
+    MeshSet set = MeshSet::any();
+    for (Value input : externalInputs(op))
+      set.intersect(src.lookup(input));
+    return set.first().value_or(0);
+  }
+
+  /// The type a value has inside a fragment.
+  static Type localTypeOf(Value value) {
+    if (auto meshType = dyn_cast<MeshTensorType>(value.getType()))
+      return meshType.getGlobalTensorType();
+    return value.getType();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Analysis
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult checkInput() {
+    if (!func.getBody().hasOneBlock())
+      return func.emitError() << "not supported yet: mesh inference of @"
+                              << func.getSymName() << " with several blocks";
+    for (Operation &op : block) {
+      if (isa<NamedComputationOp, NamedTensorOp>(op))
+        return op.emitOpError() << "must be mapped to a mesh before mesh "
+                                   "inference (run mpmd-map-named-ops first)";
+      if (isa<ForOp, CallOp>(op))
+        return op.emitOpError()
+               << "not supported yet: mesh inference of " << op.getName()
+               << "; loops and calls are unrolled by the pipelining passes";
+      if (!isNameless(op))
+        continue;
+      for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
+        if (!isa<RankedTensorType>(value.getType()))
+          return op.emitOpError()
+                 << "not supported yet: placing an op that takes or returns "
+                 << value.getType()
+                 << " on a mesh; only ranked tensors can move between meshes";
+    }
+    return success();
+  }
+
+  /// Meshes holding the value of mesh tensor `value` (the mesh it is on and
+  /// those it was transferred to or from), with one mesh tensor per mesh.
+  void collectTransferClass(Value value,
+                            llvm::DenseMap<unsigned, Value> &members) {
+    SmallVector<Value> worklist = {value};
+    llvm::SmallPtrSet<Value, 8> seen;
+    while (!worklist.empty()) {
+      Value current = worklist.pop_back_val();
+      if (!seen.insert(current).second)
+        continue;
+      members.try_emplace(meshOf(current), current);
+      if (auto transfer = current.getDefiningOp<TransferOp>())
+        worklist.push_back(transfer.getTensor());
+      for (Operation *user : current.getUsers())
+        if (auto transfer = dyn_cast<TransferOp>(user))
+          worklist.push_back(transfer.getResult());
+    }
+  }
+
+  LogicalResult computeSrcSets() {
+    for (BlockArgument arg : block.getArguments())
+      if (!isa<MeshTensorType>(arg.getType()))
+        src[arg] = MeshSet::any();
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (auto unassign = dyn_cast<UnassignOp>(op)) {
+        auto &members = classMembers[unassign.getResult()];
+        collectTransferClass(unassign.getTensor(), members);
+        MeshSet set = MeshSet::none(numMeshes());
+        for (auto &[mesh, member] : members)
+          set.bits.set(mesh);
+        src[unassign.getResult()] = set;
+        continue;
+      }
+      if (isa<BroadcastOp, ReduceOp>(op)) {
+        src[op.getResult(0)] = MeshSet::any();
+        continue;
+      }
+      if (!isNameless(op))
+        continue;
+      MeshSet set = MeshSet::any();
+      for (Value input : externalInputs(&op))
+        set.intersect(src.lookup(input));
+      if (inferReductions && (set.empty() || extendsReduce(op)))
+        if (ReduceOp reduce = convertToReduce(op)) {
+          src[reduce.getResult()] = MeshSet::any();
+          continue;
+        }
+      for (Value result : op.getResults())
+        src[result] = set;
+    }
+    return success();
+  }
+
+  /// Whether `op` continues a cross-mesh reduction of its own kind, e.g.
+  /// `add(reduce<add>(a, b), c)`.
+  bool extendsReduce(Operation &op) {
+    std::optional<ReductionType> kind = reductionKindOf(&op);
+    return kind && llvm::any_of(op.getOperands(), [&](Value operand) {
+             auto reduce = operand.getDefiningOp<ReduceOp>();
+             return reduce && reduce.getReductionType() == *kind &&
+                    reduce->hasOneUse();
+           });
+  }
+
+  /// `add(a, b)` of values that live on different meshes becomes
+  /// `mpmd.reduce<add>(a, b)`; nested reductions of one kind are flattened.
+  ReduceOp convertToReduce(Operation &op) {
+    std::optional<ReductionType> kind = reductionKindOf(&op);
+    if (!kind || op.getNumOperands() != 2 || op.getNumRegions() != 0)
+      return {};
+    SmallVector<Value> operands;
+    for (Value operand : op.getOperands()) {
+      auto inner = operand.getDefiningOp<ReduceOp>();
+      if (inner && inner.getReductionType() == *kind && inner->hasOneUse()) {
+        operands.append(inner.getTensors().begin(), inner.getTensors().end());
+        continue;
+      }
+      if (src.lookup(operand).empty())
+        return {};
+      operands.push_back(operand);
+    }
+    OpBuilder builder(&op);
+    auto reduce = ReduceOp::create(
+        builder, op.getLoc(), op.getResult(0).getType(), operands,
+        ReductionAttr::get(op.getContext(), *kind));
+    op.getResult(0).replaceAllUsesWith(reduce.getResult());
+    for (Value operand : op.getOperands())
+      if (auto inner = operand.getDefiningOp<ReduceOp>())
+        if (inner->use_empty())
+          inner.erase();
+    op.erase();
+    return reduce;
+  }
+
+  /// Results returned without an output assignment go on the first mesh
+  /// where they exist without a transfer.
+  LogicalResult assignFreeOutputs() {
+    auto returnOp = cast<func::ReturnOp>(block.getTerminator());
+    OpBuilder builder(returnOp);
+    for (OpOperand &operand : returnOp->getOpOperands()) {
+      Value value = operand.get();
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type)
+        continue;
+      StringRef mesh = meshNames[home(value)];
+      operand.set(AssignOp::create(builder, returnOp.getLoc(),
+                                   MeshTensorType::get(func.getContext(), mesh,
+                                                       type),
+                                   value, StringAttr()));
+    }
+    func.setFunctionType(FunctionType::get(func.getContext(),
+                                           block.getArgumentTypes(),
+                                           returnOp.getOperandTypes()));
+    return success();
+  }
+
+  /// What one use of `value` by `user` (an op of the block) asks for.
+  MeshSet demandOf(Value value, Operation *user) {
+    if (auto assign = dyn_cast<AssignOp>(user))
+      return singleton(meshOf(assign.getResult()));
+    if (isa<BroadcastOp, ReduceOp>(user)) {
+      // The operand stays where it exists; the op moves it.
+      MeshSet wanted = use.lookup(user->getResult(0));
+      MeshSet available = src.lookup(value);
+      MeshSet both = wanted;
+      both.intersect(available);
+      if (!both.empty())
+        return both;
+      return wanted.empty() ? MeshSet::none(numMeshes())
+                            : singleton(home(value));
+    }
+    if (isNameless(*user)) {
+      // An op without results (a side effect) runs where its inputs are.
+      if (user->getNumResults() == 0)
+        return singleton(homeOfOp(user));
+      return use.lookup(user->getResult(0));
+    }
+    return MeshSet::none(numMeshes());
+  }
+
+  MeshSet useOf(Value value) {
+    MeshSet set = MeshSet::none(numMeshes());
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = block.findAncestorOpInBlock(*use.getOwner());
+      if (user)
+        set.unite(demandOf(value, user));
+    }
+    return set;
+  }
+
+  void computeUseSets() {
+    for (Operation &op : llvm::reverse(block)) {
+      if (!isNameless(op) && !isa<BroadcastOp, ReduceOp, UnassignOp>(op))
+        continue;
+      MeshSet set = MeshSet::none(numMeshes());
+      for (Value result : op.getResults())
+        set.unite(useOf(result));
+      // All results of an op live together.
+      for (Value result : op.getResults())
+        use[result] = set;
+    }
+    for (BlockArgument arg : block.getArguments())
+      if (!isa<MeshTensorType>(arg.getType()))
+        use[arg] = useOf(arg);
+  }
+
+  MeshSet useOfOp(Operation *op) {
+    return op->getNumResults() ? use.lookup(op->getResult(0))
+                               : MeshSet::none(numMeshes());
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Checks
+  //===--------------------------------------------------------------------===//
+
+  LogicalResult checkPlacements() {
+    if (inferTransfers)
+      return success();
+    // The op where a transfer would first be needed is the clearest place
+    // to report: its operands come from meshes that do not all hold them.
+    for (Operation &op : block) {
+      if (!isNameless(op))
+        continue;
+      MeshSet uses = useOfOp(&op);
+      MeshSet sources = op.getNumResults() ? src.lookup(op.getResult(0))
+                                           : MeshSet::any();
+      if (uses.isSubsetOf(sources))
+        continue;
+      InFlightDiagnostic diag = op.emitOpError();
+      diag << "needs a transfer that mesh inference may not add: it is used "
+              "on "
+           << format(uses) << " (its use set) but its operands are all "
+           << "available only on " << format(sources) << " (its src set)";
+      for (auto [index, input] : llvm::enumerate(externalInputs(&op)))
+        diag << (index == 0 ? "; " : ", ") << "input " << index
+             << " is available on " << format(src.lookup(input));
+      diag << ". Set infer-transfers=true to let inference transfer the "
+              "inputs, or put this computation in a named_computation "
+              "assigned to one mesh";
+      return diag;
+    }
+    // Values used on a mesh where they do not exist, with no op in between.
+    for (BlockArgument arg : block.getArguments()) {
+      if (isa<MeshTensorType>(arg.getType()))
+        continue;
+      MeshSet uses = use.lookup(arg);
+      if (uses.bits.count() > 1)
+        return func.emitError()
+               << "argument " << arg.getArgNumber() << " of @"
+               << func.getSymName() << " is used on " << format(uses)
+               << " but an argument lives on one mesh; set "
+                  "infer-transfers=true to copy it to the others, or assign "
+                  "it with input-assignment="
+               << arg.getArgNumber() << "=MESH and use it on that mesh only";
+    }
+    for (Operation &op : block) {
+      auto unassign = dyn_cast<UnassignOp>(op);
+      if (!unassign)
+        continue;
+      MeshSet uses = use.lookup(unassign.getResult());
+      MeshSet sources = src.lookup(unassign.getResult());
+      if (uses.isSubsetOf(sources))
+        continue;
+      InFlightDiagnostic diag = unassign.emitOpError();
+      diag << "reads a value that exists on " << format(sources)
+           << " but is used on " << format(uses)
+           << " with no computation in between; set infer-transfers=true, or "
+              "assign the producer and its users to one mesh";
+      return diag;
+    }
+    return success();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Rewrite
+  //===--------------------------------------------------------------------===//
+
+  /// Moves a transfer (and the transfers it reads) up to right after its
+  /// source, so that it dominates every new use.
+  void hoistTransfer(Value value) {
+    auto transfer = value.getDefiningOp<TransferOp>();
+    if (!transfer || hoisted.contains(transfer))
+      return;
+    hoistTransfer(transfer.getTensor());
+    hoisted.insert(transfer);
+    Value source = transfer.getTensor();
+    if (Operation *def = source.getDefiningOp())
+      transfer->moveAfter(def);
+    else
+      transfer->moveBefore(&block, block.begin());
+  }
+
+  TransferOp createTransfer(Value source, unsigned mesh, OpBuilder &builder) {
+    auto type = cast<MeshTensorType>(source.getType());
+    return TransferOp::create(builder, source.getLoc(),
+                              type.withMesh(meshNames[mesh]), source);
+  }
+
+  /// Where to put a transfer of `source` so that it dominates any later use.
+  OpBuilder builderAfter(Value source) {
+    if (Operation *def = source.getDefiningOp())
+      return OpBuilder(def->getBlock(), std::next(def->getIterator()));
+    return OpBuilder::atBlockBegin(&block);
+  }
+
+  FailureOr<Value> meshValue(Value value, unsigned mesh) {
+    auto key = std::make_pair(value, mesh);
+    if (Value known = meshValues.lookup(key))
+      return known;
+    Value result;
+    if (auto unassign = value.getDefiningOp<UnassignOp>()) {
+      auto &members = classMembers[value];
+      if (Value member = members.lookup(mesh)) {
+        hoistTransfer(member);
+        result = member;
+      } else {
+        Value source = unassign.getTensor();
+        OpBuilder builder = builderAfter(source);
+        result = createTransfer(source, mesh, builder);
+      }
+    } else if (auto arg = dyn_cast<BlockArgument>(value)) {
+      unsigned argMesh = argMeshes.lookup(arg);
+      if (argMesh == mesh) {
+        result = arg;
+      } else {
+        OpBuilder builder = OpBuilder::atBlockBegin(&block);
+        result = createTransfer(arg, mesh, builder);
+      }
+    } else {
+      return value.getDefiningOp()->emitOpError()
+             << "internal error: mesh inference has no copy of this value "
+                "on mesh \""
+             << meshNames[mesh] << "\"";
+    }
+    meshValues[key] = result;
+    return result;
+  }
+
+  /// A copy of `value` on `mesh`, moved there by a transfer if it does not
+  /// exist there (for broadcast and reduce operands).
+  FailureOr<Value> movedValue(Value value, unsigned mesh, OpBuilder &builder) {
+    if (src.lookup(value).contains(mesh))
+      return meshValue(value, mesh);
+    FailureOr<Value> source = meshValue(value, home(value));
+    if (failed(source))
+      return failure();
+    return createTransfer(*source, mesh, builder).getResult();
+  }
+
+  FragmentOp createFragment(OpBuilder &builder, Location loc, unsigned mesh,
+                            ArrayRef<Value> inputs, TypeRange localInputTypes,
+                            TypeRange localResultTypes) {
+    MLIRContext *ctx = func.getContext();
+    SmallVector<Type> resultTypes;
+    for (Type type : localResultTypes)
+      resultTypes.push_back(MeshTensorType::get(
+          ctx, meshNames[mesh], cast<RankedTensorType>(type)));
+    auto fragment = FragmentOp::create(
+        builder, loc, resultTypes, inputs, builder.getArrayAttr({}),
+        builder.getStringAttr(meshNames[mesh]), IntegerAttr(),
+        /*in_shardings=*/nullptr, /*out_shardings=*/nullptr);
+    Block *body = builder.createBlock(&fragment.getRegion());
+    for (Type type : localInputTypes)
+      body->addArgument(type, loc);
+    builder.setInsertionPointAfter(fragment);
+    return fragment;
+  }
+
+  LogicalResult placeOp(Operation &op) {
+    MeshSet meshes = useOfOp(&op);
+    if (meshes.empty()) {
+      if (isMemoryEffectFree(&op))
+        return success(); // dead: erased with the other nameless ops
+      meshes = singleton(homeOfOp(&op));
+    }
+    SmallVector<Value> inputs = externalInputs(&op);
+    OpBuilder builder(&op);
+    for (unsigned mesh : meshes.bits.set_bits()) {
+      SmallVector<Value> meshInputs;
+      for (Value input : inputs) {
+        FailureOr<Value> meshInput = meshValue(input, mesh);
+        if (failed(meshInput))
+          return failure();
+        meshInputs.push_back(*meshInput);
+      }
+      SmallVector<Type> localTypes =
+          llvm::to_vector(llvm::map_range(inputs, localTypeOf));
+      FragmentOp fragment = createFragment(builder, op.getLoc(), mesh,
+                                           meshInputs, localTypes,
+                                           op.getResultTypes());
+      Block &body = fragment.getRegion().front();
+      IRMapping mapping;
+      mapping.map(inputs, body.getArguments());
+      OpBuilder inner = OpBuilder::atBlockEnd(&body);
+      Operation *clone = inner.clone(op, mapping);
+      ReturnOp::create(inner, op.getLoc(), clone->getResults());
+      for (auto [result, meshResult] :
+           llvm::zip(op.getResults(), fragment.getResults()))
+        meshValues[{result, mesh}] = meshResult;
+    }
+    return success();
+  }
+
+  LogicalResult placeBroadcast(BroadcastOp op) {
+    OpBuilder builder(op);
+    for (unsigned mesh : use.lookup(op.getResult()).bits.set_bits()) {
+      FailureOr<Value> moved = movedValue(op.getTensor(), mesh, builder);
+      if (failed(moved))
+        return failure();
+      meshValues[{op.getResult(), mesh}] = *moved;
+    }
+    return success();
+  }
+
+  LogicalResult placeReduce(ReduceOp op) {
+    OpBuilder builder(op);
+    Type type = op.getType();
+    for (unsigned mesh : use.lookup(op.getResult()).bits.set_bits()) {
+      SmallVector<Value> moved;
+      for (Value operand : op.getTensors()) {
+        FailureOr<Value> value = movedValue(operand, mesh, builder);
+        if (failed(value))
+          return failure();
+        moved.push_back(*value);
+      }
+      if (op.getReductionType() == ReductionType::kNone) {
+        meshValues[{op.getResult(), mesh}] = moved.front();
+        continue;
+      }
+      SmallVector<Type> localTypes(moved.size(), type);
+      FragmentOp fragment = createFragment(builder, op.getLoc(), mesh, moved,
+                                           localTypes, TypeRange{type});
+      Block &body = fragment.getRegion().front();
+      OpBuilder inner = OpBuilder::atBlockEnd(&body);
+      Value accumulator = body.getArgument(0);
+      for (Value next : body.getArguments().drop_front()) {
+        OperationState state(op.getLoc(), stablehloOpOf(op.getReductionType()));
+        state.addOperands({accumulator, next});
+        state.addTypes(type);
+        accumulator = inner.create(state)->getResult(0);
+      }
+      ReturnOp::create(inner, op.getLoc(), accumulator);
+      meshValues[{op.getResult(), mesh}] = fragment.getResult(0);
+    }
+    return success();
+  }
+
+  LogicalResult materialize() {
+    // Unassigned arguments go on the first mesh that uses them. Their ops
+    // are all replaced below, so the type changes right away.
+    for (BlockArgument arg : block.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        continue;
+      unsigned mesh = use.lookup(arg).first().value_or(0);
+      argMeshes[arg] = mesh;
+      arg.setType(
+          MeshTensorType::get(func.getContext(), meshNames[mesh], type));
+    }
+    SmallVector<Operation *> toErase;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (auto assign = dyn_cast<AssignOp>(op)) {
+        FailureOr<Value> value =
+            meshValue(assign.getTensor(), meshOf(assign.getResult()));
+        if (failed(value))
+          return failure();
+        Value replacement = *value;
+        if (replacement.getType() != assign.getType()) {
+          // Same mesh, other memory kind or sharding: an intra-mesh move.
+          OpBuilder builder(assign);
+          replacement = TransferOp::create(builder, assign.getLoc(),
+                                           assign.getType(), replacement);
+        }
+        assign.replaceAllUsesWith(replacement);
+        toErase.push_back(assign);
+      } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
+        if (failed(placeBroadcast(broadcast)))
+          return failure();
+        toErase.push_back(broadcast);
+      } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
+        if (failed(placeReduce(reduce)))
+          return failure();
+        toErase.push_back(reduce);
+      } else if (isa<UnassignOp>(op)) {
+        toErase.push_back(&op);
+      } else if (isNameless(op)) {
+        if (failed(placeOp(op)))
+          return failure();
+        toErase.push_back(&op);
+      }
+    }
+    for (Operation *op : llvm::reverse(toErase)) {
+      if (!op->use_empty())
+        return op->emitOpError()
+               << "internal error: still used after mesh inference";
+      op->erase();
+    }
+    func.setFunctionType(FunctionType::get(
+        func.getContext(), block.getArgumentTypes(),
+        block.getTerminator()->getOperandTypes()));
+    return success();
+  }
+
+  func::FuncOp func;
+  Block &block;
+  TopologyAttr topology;
+  SmallVector<StringRef> meshNames;
+  llvm::StringMap<unsigned> meshIndex;
+  bool inferTransfers;
+  bool inferReductions;
+
+  llvm::DenseMap<Value, MeshSet> src;
+  llvm::DenseMap<Value, MeshSet> use;
+  llvm::DenseMap<Value, llvm::DenseMap<unsigned, Value>> classMembers;
+  llvm::DenseMap<std::pair<Value, unsigned>, Value> meshValues;
+  llvm::DenseMap<Value, unsigned> argMeshes;
+  llvm::SmallPtrSet<Operation *, 16> hoisted;
+};
+
+struct InferMeshesPass
+    : public mlir::mpmd::impl::InferMeshesPassBase<InferMeshesPass> {
+  using InferMeshesPassBase::InferMeshesPassBase;
+
+  void runOnOperation() override {
+    FailureOr<SmallVector<func::FuncOp>> entries =
+        getEntryFunctions(getOperation());
+    if (failed(entries))
+      return signalPassFailure();
+    for (func::FuncOp func : *entries) {
+      FunctionInference inference(func, inferTransfers,
+                                  inferCrossMeshReductions);
+      if (failed(inference.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

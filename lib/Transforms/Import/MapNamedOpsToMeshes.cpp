@@ -1,0 +1,231 @@
+//===- MapNamedOpsToMeshes.cpp - Named computations become fragments ------===//
+//
+//   %r = mpmd.named_computation<"f"(1)> (%x) ...
+// with f -> m1 (stage 0) becomes
+//   %a = mpmd.assign {origin = "f"} %x : (T) -> !mpmd.mesh_tensor<"m1", T>
+//   %f = mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%a) ...
+//   %r = mpmd.unassign {origin = "f"} %f : (...) -> T
+//
+// Named computations nested in another are inlined into it when assigned to
+// the same mesh (or not at all); other placements are not supported yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Import/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::mpmd {
+#define GEN_PASS_DEF_MAPNAMEDOPSTOMESHESPASS
+#include "mpmd/Transforms/Import/Passes.h.inc"
+} // namespace mlir::mpmd
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+namespace {
+
+/// Replaces `op` by the ops of its body; its results by the returned values.
+void inlineNamedComputation(NamedComputationOp op) {
+  Block &body = op.getRegion().front();
+  Operation *terminator = body.getTerminator();
+  for (auto [arg, operand] : llvm::zip(body.getArguments(), op.getOperands()))
+    arg.replaceAllUsesWith(operand);
+  op->replaceAllUsesWith(terminator->getOperands());
+  terminator->erase();
+  op->getBlock()->getOperations().splice(op->getIterator(),
+                                         body.getOperations());
+  op.erase();
+}
+
+struct MapNamedOpsToMeshesPass
+    : public mlir::mpmd::impl::MapNamedOpsToMeshesPassBase<
+          MapNamedOpsToMeshesPass> {
+  using MapNamedOpsToMeshesPassBase::MapNamedOpsToMeshesPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
+    if (failed(entries))
+      return signalPassFailure();
+    FailureOr<llvm::StringMap<MeshAssignment>> parsed = parseMeshAssignment(
+        assignment, [&] { return module.emitError(); });
+    if (failed(parsed))
+      return signalPassFailure();
+    assignments = std::move(*parsed);
+
+    if (failed(rejectUnsupportedPlacements(module)))
+      return signalPassFailure();
+    for (func::FuncOp func : *entries) {
+      auto topology =
+          func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+      for (auto &entry : assignments)
+        if (failed(checkMeshExists(
+                topology, entry.second.mesh, [&] { return func.emitError(); },
+                "assignment of '" + entry.first() + "'")))
+          return signalPassFailure();
+      if (failed(mapFunction(func)))
+        return signalPassFailure();
+    }
+    for (auto &entry : assignments)
+      if (!usedNames.contains(entry.first()))
+        module.emitWarning()
+            << "assignment entry '" << entry.first()
+            << "' matches no named_computation or named_tensor";
+  }
+
+  /// Named ops the entry functions do not reach directly (loop bodies,
+  /// functions called through mpmd.call) are placed by later work.
+  LogicalResult rejectUnsupportedPlacements(ModuleOp module) {
+    WalkResult result = module.walk([&](Operation *op) {
+      if (!isa<NamedComputationOp, NamedTensorOp>(op))
+        return WalkResult::advance();
+      if (op->getParentOfType<ForOp>()) {
+        op->emitOpError() << "not supported yet: named ops inside mpmd.for; "
+                             "unroll the loop before import";
+        return WalkResult::interrupt();
+      }
+      auto func = op->getParentOfType<func::FuncOp>();
+      if (func && !func->hasAttr(MpmdDialect::kTopologyAttrName)) {
+        op->emitOpError()
+            << "not supported yet: named ops in @" << func.getSymName()
+            << ", which has no topology (e.g. a body called by mpmd.call); "
+               "inline it into the entry function before import";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  const MeshAssignment *lookup(StringRef name) {
+    auto it = assignments.find(name);
+    if (it == assignments.end())
+      return nullptr;
+    usedNames.insert(name);
+    return &it->second;
+  }
+
+  LogicalResult mapFunction(func::FuncOp func) {
+    // Outermost named computations first; nested ones are inlined into
+    // their parent's body before it becomes a fragment.
+    SmallVector<NamedComputationOp> topLevel;
+    for (auto op : func.getBody().getOps<NamedComputationOp>())
+      topLevel.push_back(op);
+    for (NamedComputationOp op : topLevel)
+      if (failed(mapNamedComputation(op)))
+        return failure();
+    SmallVector<NamedTensorOp> tensors;
+    func.walk([&](NamedTensorOp op) { tensors.push_back(op); });
+    for (NamedTensorOp op : tensors)
+      if (failed(mapNamedTensor(op)))
+        return failure();
+    // Anything named left elsewhere (e.g. under another region op) is not
+    // placed by this pass.
+    WalkResult left = func.walk([&](NamedComputationOp op) {
+      op.emitOpError() << "not supported yet: a named_computation nested in '"
+                       << op->getParentOp()->getName()
+                       << "'; move it to the top level of @"
+                       << func.getSymName();
+      return WalkResult::interrupt();
+    });
+    return failure(left.wasInterrupted());
+  }
+
+  LogicalResult flattenNested(NamedComputationOp op, StringRef mesh) {
+    SmallVector<NamedComputationOp> nested;
+    op.getRegion().walk([&](NamedComputationOp inner) {
+      nested.push_back(inner);
+    });
+    // Innermost first, so that each inlined body is already flat.
+    for (NamedComputationOp inner : llvm::reverse(nested)) {
+      const MeshAssignment *innerAssignment = lookup(inner.getName());
+      if (innerAssignment && innerAssignment->mesh != mesh)
+        return inner.emitOpError()
+               << "not supported yet: named_computation '" << inner.getName()
+               << "' is assigned to mesh \"" << innerAssignment->mesh
+               << "\" but is nested in '" << op.getName()
+               << "', which is on mesh \"" << mesh
+               << "\"; assign both to one mesh or un-nest them";
+      inlineNamedComputation(inner);
+    }
+    return success();
+  }
+
+  LogicalResult mapNamedComputation(NamedComputationOp op) {
+    const MeshAssignment *target = lookup(op.getName());
+    if (!target)
+      return op.emitOpError()
+             << "named_computation '" << op.getName()
+             << "' has no mesh: add it to the assignment, e.g. "
+             << "assignment=" << op.getName() << "=MESH";
+    if (failed(flattenNested(op, target->mesh)))
+      return failure();
+    for (Type type : llvm::concat<Type>(op.getOperandTypes(),
+                                        op.getResultTypes()))
+      if (!isa<RankedTensorType>(type))
+        return op.emitOpError()
+               << "not supported yet: named_computation '" << op.getName()
+               << "' takes or returns " << type
+               << "; only ranked tensors can be placed on meshes";
+
+    OpBuilder builder(op);
+    MLIRContext *ctx = op.getContext();
+    StringAttr origin = builder.getStringAttr(op.getName());
+    auto meshType = [&](Type type) -> Type {
+      return MeshTensorType::get(ctx, target->mesh, cast<RankedTensorType>(type));
+    };
+    SmallVector<Value> inputs;
+    for (Value operand : op.getOperands())
+      inputs.push_back(AssignOp::create(builder, op.getLoc(),
+                                        meshType(operand.getType()), operand,
+                                        origin));
+    SmallVector<Type> resultTypes =
+        llvm::to_vector(llvm::map_range(op.getResultTypes(), meshType));
+    IntegerAttr stage;
+    if (target->stage)
+      stage = builder.getI64IntegerAttr(*target->stage);
+    auto fragment = FragmentOp::create(
+        builder, op.getLoc(), resultTypes, inputs,
+        builder.getArrayAttr({op.getOrigin()}),
+        builder.getStringAttr(target->mesh), stage,
+        /*in_shardings=*/nullptr, /*out_shardings=*/nullptr);
+    fragment.getRegion().takeBody(op.getRegion());
+    SmallVector<Value> results;
+    for (Value result : fragment.getResults())
+      results.push_back(
+          UnassignOp::create(builder, op.getLoc(), result, origin));
+    op->replaceAllUsesWith(results);
+    op.erase();
+    return success();
+  }
+
+  LogicalResult mapNamedTensor(NamedTensorOp op) {
+    const MeshAssignment *target = lookup(op.getName());
+    Value replacement = op.getTensor();
+    if (target) {
+      if (op->getParentOfType<FragmentOp>())
+        return op.emitOpError()
+               << "not supported yet: named_tensor '" << op.getName()
+               << "' inside a named computation is assigned a mesh; name it "
+                  "outside the computation instead";
+      OpBuilder builder(op);
+      StringAttr origin = builder.getStringAttr(op.getName());
+      auto assign = AssignOp::create(
+          builder, op.getLoc(),
+          MeshTensorType::get(op.getContext(), target->mesh, op.getType()),
+          op.getTensor(), origin);
+      replacement = UnassignOp::create(builder, op.getLoc(), assign, origin);
+    }
+    op.replaceAllUsesWith(replacement);
+    op.erase();
+    return success();
+  }
+
+  llvm::StringMap<MeshAssignment> assignments;
+  llvm::StringSet<> usedNames;
+};
+
+} // namespace

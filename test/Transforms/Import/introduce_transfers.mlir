@@ -1,0 +1,27 @@
+// RUN: mpmd-opt %s -mpmd-introduce-transfers | FileCheck %s
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+// CHECK-LABEL: func.func @main
+func.func @main(%arg0: !m1, %arg1: !t) -> (!m2, !m1, !m2, !m2)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.unassign %0 : (!m1) -> !t
+  // Fragment to fragment across meshes: a transfer.
+  // CHECK: %[[T:.*]] = mpmd.transfer %[[F:.*]] : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+  %2 = mpmd.assign %1 : (!t) -> !m2
+  // Same mesh: the value itself.
+  %3 = mpmd.assign %1 : (!t) -> !m1
+  // Inputs and nameless values are left to mesh inference.
+  // CHECK: %[[IN:.*]] = mpmd.unassign %arg0
+  // CHECK: mpmd.assign %[[IN]] : (tensor<4xf32>) -> !mpmd.mesh_tensor<"m2"
+  // CHECK: mpmd.assign %arg1 : (tensor<4xf32>) -> !mpmd.mesh_tensor<"m2"
+  %4 = mpmd.unassign %arg0 : (!m1) -> !t
+  %5 = mpmd.assign %4 : (!t) -> !m2
+  %6 = mpmd.assign %arg1 : (!t) -> !m2
+  // CHECK: return %[[T]], %[[F]]
+  func.return %2, %3, %5, %6 : !m2, !m1, !m2, !m2
+}

@@ -1,0 +1,135 @@
+// RUN: mpmd-opt %s -mpmd-merge-inferred-fragments -split-input-file | FileCheck %s
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+
+// An inferred fragment joins the earlier fragment of its mesh that produces
+// its operand; the merged fragment keeps the user fragment's metadata.
+// CHECK-LABEL: func.func @into_producer
+func.func @into_producer(%arg0: !m1) -> (!m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  // CHECK-NEXT: %[[M:.*]]:2 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg0) {call_counter = 3 : ui32} (%[[X:.*]]: tensor<4xf32>) {
+  // CHECK-NEXT:   %[[A:.*]] = stablehlo.add %[[X]], %[[X]]
+  // CHECK-NEXT:   %[[B:.*]] = stablehlo.multiply %[[A]], %[[A]]
+  // CHECK-NEXT:   mpmd.return %[[A]], %[[B]]
+  // CHECK-NEXT: }
+  // CHECK-NEXT: return %[[M]]#0, %[[M]]#1
+  %0 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg0) {call_counter = 3 : ui32} (%x: !t) {
+    %a = stablehlo.add %x, %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=[]> (%0) (%x: !t) {
+    %b = stablehlo.multiply %x, %x : !t
+    mpmd.return %b : !t
+  } : (!m1) -> !m1
+  func.return %0, %1 : !m1, !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+
+// Its operand arrives (by transfer) after the earlier fragment of m2, so it
+// joins the later one instead.
+// CHECK-LABEL: func.func @into_consumer
+func.func @into_consumer(%arg0: !m1, %arg1: !m2) -> !m2
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  // CHECK: mpmd.fragment<mesh="m2", origin=["early"]>
+  %0 = mpmd.fragment<mesh="m2", origin=["early"]> (%arg1) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %1 = mpmd.transfer %arg0 : (!m1) -> !m2
+  %2 = mpmd.fragment<mesh="m2", origin=[]> (%1) (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m2) -> !m2
+  // CHECK: %[[T:.*]] = mpmd.transfer
+  // CHECK-NEXT: %[[L:.*]]:2 = mpmd.fragment<mesh="m2", origin=["late"]> (%[[T]], %[[E:.*]]) (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>) {
+  // CHECK-NEXT:   %[[N:.*]] = stablehlo.negate %[[X]]
+  // CHECK-NEXT:   %[[S:.*]] = stablehlo.add %[[N]], %[[Y]]
+  // CHECK-NEXT:   mpmd.return %[[N]], %[[S]]
+  %3 = mpmd.fragment<mesh="m2", origin=["late"]> (%2, %0) (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m2, !m2) -> !m2
+  func.return %3 : !m2
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+
+// Neither move is possible: its operand comes after the earlier fragment of
+// m1, and a transfer reads its result before the later one. It stays.
+// CHECK-LABEL: func.func @stuck
+func.func @stuck(%arg0: !m1, %arg1: !m2) -> (!m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["a"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.transfer %arg1 : (!m2) -> !m1
+  // CHECK: mpmd.fragment<mesh="m1", origin=[]>
+  %2 = mpmd.fragment<mesh="m1", origin=[]> (%1) (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %3 = mpmd.transfer %2 : (!m1) -> !m2
+  %4 = mpmd.fragment<mesh="m2", origin=["b"]> (%3) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %5 = mpmd.transfer %4 : (!m2) -> !m1
+  %6 = mpmd.fragment<mesh="m1", origin=["c"]> (%5, %2) (%x: !t, %y: !t) {
+    mpmd.return %x : !t
+  } : (!m1, !m1) -> !m1
+  func.return %0, %6 : !m1, !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// A chain of inferred fragments collapses into one.
+// CHECK-LABEL: func.func @chain
+// CHECK-COUNT-1: mpmd.fragment
+// CHECK-NOT: mpmd.fragment
+func.func @chain(%arg0: !m1) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=[]> (%arg0) (%x: !t) {
+    %a = stablehlo.abs %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=[]> (%0) (%x: !t) {
+    %a = stablehlo.exponential %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %2 = mpmd.fragment<mesh="m1", origin=[]> (%1, %arg0) (%x: !t, %y: !t) {
+    %a = stablehlo.add %x, %y : !t
+    mpmd.return %a : !t
+  } : (!m1, !m1) -> !m1
+  func.return %2 : !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// Two user fragments are never merged with each other here.
+// CHECK-LABEL: func.func @user_fragments_stay
+// CHECK-COUNT-2: mpmd.fragment<mesh="m1", origin=["
+func.func @user_fragments_stay(%arg0: !m1) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["a"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=["b"]> (%0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  func.return %1 : !m1
+}
