@@ -1,0 +1,494 @@
+"""`named_computation` and `named_tensor`: the labels of an MPMD program.
+
+Design
+------
+Both are JAX primitives defined with the public extension points
+(`jax.extend.core.Primitive`, `jax.interpreters.{ad,batching,mlir}`) plus
+two helpers of `partial_eval` (dead-code elimination of a jaxpr):
+
+* `named_computation_p` is a call-like primitive with params
+  `jaxpr` (a `ClosedJaxpr`), `name` and `transpose_count`. The wrapper traces
+  the user function to a jaxpr first; values it closes over that are tracers
+  of an enclosing trace become explicit leading operands, concrete arrays
+  stay constants of the body. The MLIR lowering emits an
+  `mpmd.named_computation` op with origin `#mpmd.user_origin<"name"(k)>`
+  whose region (isolated from above) is the lowered body.
+
+* Autodiff works on the primitive itself, so every transformation of JAX
+  composes (`jvp`, `grad`, `vjp`, `linearize`, `checkpoint`, `jit`, `vmap`,
+  higher orders):
+
+  - JVP: the body is linearized (`jax.linearize`) inside a new named
+    computation with the same name and count that returns the primal outputs
+    and the residuals, followed by a second one (same name and count) that
+    applies the linear map to the tangents. JAX's partial evaluation keeps
+    the first on the primal side and stages the second, which is linear in
+    the tangents, for transposition.
+  - Transpose: the linear body is transposed (`jax.linear_transpose`) inside
+    a named computation with the same name and `transpose_count + 1`.
+
+  The n-th transposition of a computation therefore carries count n:
+  `jax.grad` gives `"layer1"` and `"layer1"(1)`, grad of grad adds
+  `"layer1"(2)`.
+* Batching re-traces the body under `jax.vmap`; dead-code elimination drops
+  unused results and operands from the body.
+* `named_tensor_p` is a linear identity lowered to `mpmd.named_tensor`; its
+  cotangent is named the same (a gradient lives where its value lives).
+
+Lowering mode. XLA cannot compile `mpmd.*` ops, so by default both
+primitives lower to their plain bodies and a labelled program runs under
+plain `jax.jit` unchanged. `mpmd.jit` lowers inside
+`emit_named_computations()`, which emits the `mpmd.*` ops for the mpmd
+compiler instead (also `jax.config.update("mpmd_inline_named_computations",
+False)`). The setting is part of JAX's jit cache key, so the two lowerings
+never mix.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence, TypeVar, overload
+
+import jax
+import numpy as np
+from jax._src import config as _jax_config
+from jax._src.interpreters import partial_eval as _pe
+from jax.extend import core as jex_core
+from jax.extend.mlir import ir
+from jax.extend.mlir.dialects import mpmd as mpmd_dialect
+from jax.interpreters import ad, batching, mlir
+
+from mpmd.errors import MpmdError
+
+__all__ = [
+    "FrontendError",
+    "InvalidNameError",
+    "emit_named_computations",
+    "inline_named_computations",
+    "named_computation",
+    "named_computation_p",
+    "named_tensor",
+    "named_tensor_p",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class FrontendError(MpmdError):
+    """A labelled JAX program cannot be traced or lowered for mpmd."""
+
+
+class InvalidNameError(FrontendError, ValueError):
+    """The name given to a named computation or named tensor is not valid."""
+
+
+# --- lowering mode ----------------------------------------------------------
+
+_INLINE = _jax_config.bool_state(
+    name="mpmd_inline_named_computations",
+    default=True,
+    help=(
+        "Lower mpmd named computations and named tensors to their plain "
+        "bodies (runnable by XLA) instead of mpmd.* ops."
+    ),
+    include_in_jit_key=True,
+    include_in_trace_context=True,
+)
+
+
+def inline_named_computations(enabled: bool = True) -> Any:
+    """Context manager: lower labels to plain StableHLO that XLA can run
+    (the default)."""
+    return _INLINE(enabled)
+
+
+def emit_named_computations() -> Any:
+    """Context manager: lower labels to `mpmd.*` ops for the mpmd compiler
+    (what `mpmd.jit` does)."""
+    return _INLINE(False)
+
+
+# --- helpers ----------------------------------------------------------------
+
+
+def _check_name(name: object, what: str) -> str:
+    if not isinstance(name, str):
+        raise InvalidNameError(
+            f"{what} name must be a str, got {name!r} "
+            f"of type {type(name).__name__}"
+        )
+    if not name:
+        raise InvalidNameError(f"{what} name must not be empty")
+    return name
+
+
+def _spec(x: Any) -> jax.ShapeDtypeStruct:
+    """The shape and dtype of a value or abstract value, for tracing."""
+    aval = x if isinstance(x, jax.core.AbstractValue) else jax.typeof(x)
+    return jax.ShapeDtypeStruct(
+        aval.shape, aval.dtype, weak_type=getattr(aval, "weak_type", False))
+
+
+def _is_float(aval: Any) -> bool:
+    return bool(np.issubdtype(aval.dtype, np.inexact))
+
+
+def _is_zero(t: Any) -> bool:
+    if type(t) is ad.Zero:
+        return True
+    return getattr(t, "dtype", None) == jax.dtypes.float0
+
+
+def _merge(mask: Sequence[bool], when_true: Sequence[Any],
+           when_false: Sequence[Any]) -> list[Any]:
+    """Interleaves two lists by a mask (True takes from `when_true`)."""
+    a, b = iter(when_true), iter(when_false)
+    return [next(a) if m else next(b) for m in mask]
+
+
+def _trace(fn: Callable[..., Sequence[Any]],
+           specs: Sequence[Any]) -> jex_core.ClosedJaxpr:
+    """Traces a flat function of flat arguments to a closed jaxpr."""
+    return jax.make_jaxpr(fn)(*specs)
+
+
+def _bind(operands: Sequence[Any], jaxpr: jex_core.ClosedJaxpr, name: str,
+          transpose_count: int) -> list[Any]:
+    """Binds `named_computation_p`, first dropping operands the body ignores."""
+    pruned, used = _pe.dce_jaxpr(jaxpr.jaxpr, [True] * len(jaxpr.out_avals))
+    operands = [x for x, u in zip(operands, used) if u]
+    return named_computation_p.bind(
+        *operands, jaxpr=jex_core.ClosedJaxpr(pruned, jaxpr.consts), name=name,
+        transpose_count=transpose_count)
+
+
+def _body_consts(jaxpr: jex_core.ClosedJaxpr) -> list[Any]:
+    """IR constants for the constvars of a closed jaxpr, at the insertion point."""
+    return [mlir.ir_constant(c, aval=v.aval)
+            for c, v in zip(jaxpr.consts, jaxpr.jaxpr.constvars)]
+
+
+# --- named_computation_p ----------------------------------------------------
+
+named_computation_p = jex_core.Primitive("mpmd_named_computation")
+named_computation_p.multiple_results = True
+
+
+@named_computation_p.def_impl
+def _nc_impl(*args: Any, jaxpr: jex_core.ClosedJaxpr, name: str,
+             transpose_count: int) -> list[Any]:
+    del name, transpose_count
+    return jex_core.jaxpr_as_fun(jaxpr)(*args)
+
+
+@named_computation_p.def_effectful_abstract_eval
+def _nc_abstract_eval(*avals: Any, jaxpr: jex_core.ClosedJaxpr, name: str,
+                      transpose_count: int) -> tuple[list[Any], Any]:
+    del avals, name, transpose_count
+    return list(jaxpr.out_avals), jaxpr.effects
+
+
+def _nc_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
+            jaxpr: jex_core.ClosedJaxpr, name: str,
+            transpose_count: int) -> tuple[list[Any], list[Any]]:
+    out_avals = jaxpr.out_avals
+    zero_outs = [ad.Zero(a.to_tangent_aval()) for a in out_avals]
+    nonzero = [not _is_zero(t) for t in tangents]
+    if not any(nonzero):
+        return _bind(primals, jaxpr, name, transpose_count), zero_outs
+
+    body = jex_core.jaxpr_as_fun(jaxpr)
+    diff_outs = [_is_float(a) for a in out_avals]
+    lin_tree: list[Any] = []
+
+    def forward(*all_primals: Any) -> list[Any]:
+        fixed = [p for p, nz in zip(all_primals, nonzero) if not nz]
+
+        def of_nonzero(*nz_primals: Any) -> list[Any]:
+            return body(*_merge(nonzero, nz_primals, fixed))
+
+        outs, lin_fn = jax.linearize(
+            of_nonzero, *[p for p, nz in zip(all_primals, nonzero) if nz])
+        residuals, tree = jax.tree_util.tree_flatten(lin_fn)
+        lin_tree.append(tree)
+        return [*outs, *residuals]
+
+    fwd_jaxpr = _trace(forward, [_spec(p) for p in primals])
+    primal_outs, residuals = _bind_forward(
+        primals, fwd_jaxpr, len(out_avals), name, transpose_count)
+    tree = lin_tree[0]
+
+    if not any(diff_outs):
+        return primal_outs, zero_outs
+
+    nz_tangents = [
+        ad.instantiate_zeros(t) for t, nz in zip(tangents, nonzero) if nz]
+    n_res = len(residuals)
+
+    def linear(*res_and_tangents: Any) -> list[Any]:
+        lin_fn = jax.tree_util.tree_unflatten(tree, res_and_tangents[:n_res])
+        outs = lin_fn(*res_and_tangents[n_res:])
+        return [o for o, d in zip(outs, diff_outs) if d]
+
+    lin_jaxpr = _trace(
+        linear, [_spec(r) for r in residuals] + [_spec(t) for t in nz_tangents])
+    diff_tangents = _bind([*residuals, *nz_tangents], lin_jaxpr, name,
+                          transpose_count)
+    tangent_outs = _merge(diff_outs, diff_tangents, zero_outs)
+    return primal_outs, tangent_outs
+
+
+def _bind_forward(primals: Sequence[Any], jaxpr: jex_core.ClosedJaxpr,
+                  n_outs: int, name: str,
+                  transpose_count: int) -> tuple[list[Any], list[Any]]:
+    """Binds the forward part of a JVP: primal outputs, then residuals.
+
+    A residual that is an input of the body is taken from the operand
+    directly, and a residual returned twice is returned once, so the forward
+    computation does not pass values through.
+    """
+    inner = jaxpr.jaxpr
+    invar_index = {v: i for i, v in enumerate(inner.invars)}
+    res_vars = inner.outvars[n_outs:]
+    primal_vars = list(inner.outvars[:n_outs])
+    kept: list[Any] = []  # residual outvars the op still returns
+    source: list[tuple[str, int]] = []  # where each residual comes from
+    for v in res_vars:
+        if isinstance(v, jex_core.Var) and v in invar_index:
+            source.append(("operand", invar_index[v]))
+        elif isinstance(v, jex_core.Var) and v in primal_vars:
+            source.append(("result", primal_vars.index(v)))
+        elif isinstance(v, jex_core.Var) and v in kept:
+            source.append(("result", n_outs + kept.index(v)))
+        else:
+            source.append(("result", n_outs + len(kept)))
+            kept.append(v)
+    if len(kept) != len(res_vars):
+        new_inner = inner.replace(outvars=[*inner.outvars[:n_outs], *kept])
+        jaxpr = jex_core.ClosedJaxpr(new_inner, jaxpr.consts)
+    results = _bind(primals, jaxpr, name, transpose_count)
+    residuals = [primals[i] if kind == "operand" else results[i]
+                 for kind, i in source]
+    return list(results[:n_outs]), residuals
+
+
+def _nc_transpose(cts: Sequence[Any], *args: Any, jaxpr: jex_core.ClosedJaxpr,
+                  name: str, transpose_count: int) -> list[Any]:
+    linear_mask = [ad.is_undefined_primal(a) for a in args]
+    known = [a for a, lin in zip(args, linear_mask) if not lin]
+    linear_avals = [a.aval for a, lin in zip(args, linear_mask) if lin]
+    out_avals = jaxpr.out_avals
+    ct_nonzero = [type(ct) is not ad.Zero for ct in cts]
+    if not any(ct_nonzero):
+        return [ad.Zero(a.aval.to_ct_aval()) if lin else None
+                for a, lin in zip(args, linear_mask)]
+    nz_cts = [ct for ct, nz in zip(cts, ct_nonzero) if nz]
+    body = jex_core.jaxpr_as_fun(jaxpr)
+    n_known = len(known)
+
+    def backward(*known_and_cts: Any) -> list[Any]:
+        known_vals = known_and_cts[:n_known]
+        given = known_and_cts[n_known:]
+        zeros = [jax.numpy.zeros(a.shape, a.to_tangent_aval().dtype)
+                 for a, nz in zip(out_avals, ct_nonzero) if not nz]
+        full_cts = _merge(ct_nonzero, given, zeros)
+
+        def of_linear(*linear_vals: Any) -> list[Any]:
+            return body(*_merge(linear_mask, linear_vals, known_vals))
+
+        transpose = jax.linear_transpose(
+            of_linear, *[_spec(a) for a in linear_avals])
+        return list(transpose(full_cts))
+
+    bwd_jaxpr = _trace(backward, [_spec(k) for k in known] + [_spec(c) for c in nz_cts])
+    linear_cts = _bind([*known, *nz_cts], bwd_jaxpr, name, transpose_count + 1)
+    return _merge(linear_mask, linear_cts, [None] * n_known)
+
+
+def _nc_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
+              jaxpr: jex_core.ClosedJaxpr, name: str,
+              transpose_count: int) -> tuple[list[Any], list[Any]]:
+    if all(d is None for d in dims):
+        outs = _bind(args, jaxpr, name, transpose_count)
+        return outs, [None] * len(outs)
+    out_axes = [0 if b else None
+                for b in _depends_on(jaxpr.jaxpr, [d is not None for d in dims])]
+    body = jex_core.jaxpr_as_fun(jaxpr)
+    batched = jax.vmap(body, in_axes=list(dims), out_axes=out_axes,
+                       axis_size=axis_data.size, axis_name=axis_data.name)
+    b_jaxpr = _trace(batched, [_spec(a) for a in args])
+    return _bind(args, b_jaxpr, name, transpose_count), out_axes
+
+
+def _depends_on(jaxpr: Any, marked: Sequence[bool]) -> list[bool]:
+    """Which outputs may depend on the marked inputs (conservatively)."""
+    hit = {v for v, m in zip(jaxpr.invars, marked) if m}
+    for eqn in jaxpr.eqns:
+        if any(isinstance(v, jex_core.Var) and v in hit for v in eqn.invars):
+            hit.update(eqn.outvars)
+    return [isinstance(v, jex_core.Var) and v in hit for v in jaxpr.outvars]
+
+
+def _nc_dce(used_outputs: list[bool],
+            eqn: Any) -> tuple[list[bool], Any]:
+    jaxpr: jex_core.ClosedJaxpr = eqn.params["jaxpr"]
+    if not any(used_outputs) and not jaxpr.effects:
+        return [False] * len(eqn.invars), None
+    pruned, used_inputs = _pe.dce_jaxpr(jaxpr.jaxpr, used_outputs)
+    new_jaxpr = jex_core.ClosedJaxpr(pruned, jaxpr.consts)
+    new_eqn = _pe.new_jaxpr_eqn(
+        [v for v, u in zip(eqn.invars, used_inputs) if u],
+        [v for v, u in zip(eqn.outvars, used_outputs) if u],
+        eqn.primitive, dict(eqn.params, jaxpr=new_jaxpr), new_jaxpr.effects,
+        eqn.source_info, eqn.ctx)
+    return used_inputs, new_eqn
+
+
+def _nc_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
+                 jaxpr: jex_core.ClosedJaxpr, name: str,
+                 transpose_count: int) -> Sequence[Any]:
+    name_stack = ctx.name_stack.extend(name)
+    if _INLINE.value:
+        outs, tokens = mlir.jaxpr_subcomp(
+            ctx.module_context, jaxpr.jaxpr, name_stack, ctx.tokens_in,
+            _body_consts(jaxpr),
+            *args, dim_var_values=ctx.dim_var_values,
+            const_lowering=ctx.const_lowering, outer_traceback=None)
+        ctx.set_tokens_out(tokens)
+        return outs
+    if ctx.tokens_in.effects():
+        raise FrontendError(
+            f"named computation {name!r} has ordered side effects; mpmd named "
+            "computations must be pure")
+    if ctx.dim_var_values:
+        raise FrontendError(
+            f"named computation {name!r}: shape polymorphism is not supported")
+    flat_args: list[ir.Value] = []
+    for a in args:
+        if not isinstance(a, ir.Value):
+            raise FrontendError(
+                f"named computation {name!r}: an operand lowers to several "
+                "IR values, which mpmd does not support")
+        flat_args.append(a)
+    result_types = [mlir.aval_to_ir_type(ctx.module_context, a)
+                    for a in ctx.avals_out]
+    origin = mpmd_dialect.UserOriginAttr.get(name, transpose_count)
+    op = mpmd_dialect.NamedComputationOp(result_types, flat_args, origin)
+    block = op.regions[0].blocks.append(*[a.type for a in flat_args])
+    with ir.InsertionPoint(block):
+        # Constants of the body are created inside the region (no outer
+        # `const_lowering`): the op is isolated from above.
+        outs, _ = mlir.jaxpr_subcomp(
+            ctx.module_context, jaxpr.jaxpr, name_stack, mlir.TokenSet(),
+            _body_consts(jaxpr),
+            *block.arguments, dim_var_values=[], const_lowering={},
+            outer_traceback=None)
+        mpmd_dialect.ReturnOp(list(outs))
+    return list(op.results)
+
+
+ad.primitive_jvps[named_computation_p] = _nc_jvp
+ad.primitive_transposes[named_computation_p] = _nc_transpose
+batching.fancy_primitive_batchers[named_computation_p] = _nc_batch
+_pe.dce_rules[named_computation_p] = _nc_dce
+mlir.register_lowering(named_computation_p, _nc_lowering)
+
+
+@overload
+def named_computation(fn: F, *, name: str) -> F: ...
+
+
+@overload
+def named_computation(fn: None = None, *, name: str) -> Callable[[F], F]: ...
+
+
+def named_computation(fn: Callable[..., Any] | None = None, *,
+                      name: str) -> Any:
+    """Labels `fn` as a computation named `name`.
+
+    The returned callable computes what `fn` computes; lowered with
+    `jax.jit`, its body becomes an `mpmd.named_computation` op. Arguments and
+    results may be any pytrees of arrays. Usable as a decorator:
+    `@named_computation(name="layer1")`.
+    """
+    _check_name(name, "named_computation")
+    if fn is None:
+        return functools.partial(named_computation, name=name)
+    if not callable(fn):
+        raise FrontendError(
+            f"named_computation({name!r}) expects a callable, got "
+            f"{type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        flat_args, in_tree = jax.tree_util.tree_flatten((args, kwargs))
+        out_trees: list[Any] = []
+
+        def flat_fn(*xs: Any) -> list[Any]:
+            a, kw = jax.tree_util.tree_unflatten(in_tree, xs)
+            flat_out, out_tree = jax.tree_util.tree_flatten(fn(*a, **kw))
+            out_trees.append(out_tree)
+            return flat_out
+
+        closed = jax.make_jaxpr(flat_fn)(*flat_args)
+        jaxpr, consts = closed.jaxpr, list(closed.consts)
+        # Closed-over tracers of an enclosing trace become leading operands;
+        # concrete constants stay in the body.
+        is_tracer = [isinstance(c, jax.core.Tracer) for c in consts]
+        lifted = [v for v, t in zip(jaxpr.constvars, is_tracer) if t]
+        kept = [v for v, t in zip(jaxpr.constvars, is_tracer) if not t]
+        arg_names = jaxpr.debug_info.arg_names
+        if arg_names is not None:
+            arg_names = ("",) * len(lifted) + tuple(arg_names)
+        body = jaxpr.replace(
+            constvars=kept, invars=[*lifted, *jaxpr.invars],
+            debug_info=jaxpr.debug_info._replace(arg_names=arg_names))
+        operands = [*(c for c, t in zip(consts, is_tracer) if t), *flat_args]
+        outs = _bind(
+            operands,
+            jex_core.ClosedJaxpr(body, [c for c, t in zip(consts, is_tracer) if not t]),
+            name, 0)
+        return jax.tree_util.tree_unflatten(out_trees[0], outs)
+
+    return wrapped
+
+
+# --- named_tensor_p ---------------------------------------------------------
+
+named_tensor_p = jex_core.Primitive("mpmd_named_tensor")
+
+
+@named_tensor_p.def_impl
+def _nt_impl(x: Any, *, name: str) -> Any:
+    del name
+    return x
+
+
+@named_tensor_p.def_abstract_eval
+def _nt_abstract_eval(aval: Any, *, name: str) -> Any:
+    del name
+    return aval
+
+
+def _nt_transpose(ct: Any, x: Any, *, name: str) -> list[Any]:
+    del x
+    return [named_tensor_p.bind(ct, name=name)]
+
+
+def _nt_lowering(ctx: mlir.LoweringRuleContext, x: Any, *,
+                 name: str) -> Sequence[Any]:
+    del ctx
+    if _INLINE.value:
+        return [x]
+    return [mpmd_dialect.NamedTensorOp(x, name).result]
+
+
+ad.deflinear2(named_tensor_p, _nt_transpose)
+batching.defvectorized(named_tensor_p)
+mlir.register_lowering(named_tensor_p, _nt_lowering)
+
+
+def named_tensor(x: Any, name: str) -> Any:
+    """Names the array `x` (an identity); lowers to `mpmd.named_tensor`."""
+    _check_name(name, "named_tensor")
+    return named_tensor_p.bind(x, name=name)
