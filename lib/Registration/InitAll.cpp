@@ -5,6 +5,7 @@
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,4 +21,5 @@ void mlir::mpmd::registerAllPasses() {
   // Upstream passes our pipelines build on (canonicalize, cse, ...).
   registerTransformsPasses();
   registerImportPasses();
+  registerExportPasses();
 }

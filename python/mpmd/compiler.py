@@ -13,7 +13,7 @@ from typing import NoReturn, Sequence
 from mpmd import _mpmd_compiler
 from mpmd.errors import CompilerError, Diagnostic
 
-__all__ = ["parse", "verify", "run_pipeline"]
+__all__ = ["compile_to_plan", "parse", "verify", "run_pipeline"]
 
 DEFAULT_SOURCE_NAME = "<input>"
 
@@ -47,6 +47,20 @@ def run_pipeline(text: str, pipeline: str, *, generic: bool = False,
     try:
         return _mpmd_compiler.run_pass_pipeline(text, pipeline, generic,
                                                 source_name)
+    except _mpmd_compiler.DiagnosticError as error:
+        _raise_compiler_error(error)
+
+
+def compile_to_plan(text: str, pipeline: str, *,
+                    source_name: str = DEFAULT_SOURCE_NAME) -> tuple[str, str]:
+    """Runs a pipeline that ends in an exported program (e.g.
+    `mpmd-import{...},mpmd-export`); returns the printed MPMD module and its
+    execution plan as JSON text (see `mpmd.runtime.plan`).
+
+    Raises CompilerError like `run_pipeline`.
+    """
+    try:
+        return _mpmd_compiler.compile_to_plan(text, pipeline, source_name)
     except _mpmd_compiler.DiagnosticError as error:
         _raise_compiler_error(error)
 

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/InitAll.h"
+#include "mpmd/Transforms/Export/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -45,9 +46,11 @@ struct CollectedDiagnostic {
   std::vector<CollectedDiagnostic> notes;
 };
 
-/// What a compiler call produced: the printed module, or diagnostics.
+/// What a compiler call produced: the printed module (and the execution
+/// plan when asked for), or diagnostics.
 struct CompileOutcome {
   std::optional<std::string> text;
+  std::string plan;
   std::string failureSummary;
   std::vector<CollectedDiagnostic> diagnostics;
 };
@@ -183,7 +186,8 @@ mlir::LogicalResult buildPipeline(llvm::StringRef pipeline,
 }
 
 CompileOutcome compile(const std::string &text, const std::string *pipeline,
-                       bool generic, const std::string &sourceName) {
+                       bool generic, const std::string &sourceName,
+                       bool withPlan = false) {
   CompileOutcome outcome;
   CompilerSession session(outcome.diagnostics);
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -211,6 +215,14 @@ CompileOutcome compile(const std::string &text, const std::string *pipeline,
       return outcome;
     }
   }
+  if (withPlan) {
+    mlir::FailureOr<std::string> plan = mlir::mpmd::buildExecutionPlan(*module);
+    if (mlir::failed(plan)) {
+      outcome.failureSummary = "could not build the execution plan";
+      return outcome;
+    }
+    outcome.plan = std::move(*plan);
+  }
   outcome.text = printModule(*module, generic);
   return outcome;
 }
@@ -231,14 +243,15 @@ struct PythonCategories {
 /// Returns the printed module or raises DiagnosticError; warnings of a
 /// successful run become Python warnings. The C++ part runs without the GIL
 /// so other Python threads (and JAX) keep going.
-std::string compileOrRaise(const PythonCategories &categories,
-                           const std::string &text,
-                           const std::string *pipeline, bool generic,
-                           const std::string &sourceName) {
+CompileOutcome compileOrRaise(const PythonCategories &categories,
+                              const std::string &text,
+                              const std::string *pipeline, bool generic,
+                              const std::string &sourceName,
+                              bool withPlan = false) {
   CompileOutcome outcome;
   {
     nb::gil_scoped_release release;
-    outcome = compile(text, pipeline, generic, sourceName);
+    outcome = compile(text, pipeline, generic, sourceName, withPlan);
   }
   if (outcome.text) {
     for (const CollectedDiagnostic &diag : outcome.diagnostics) {
@@ -250,7 +263,7 @@ std::string compileOrRaise(const PythonCategories &categories,
       if (PyErr_WarnEx(categories.warning.ptr(), warning.c_str(), 1) != 0)
         throw nb::python_error();
     }
-    return std::move(*outcome.text);
+    return outcome;
   }
   nb::list diagnostics;
   for (const CollectedDiagnostic &diag : outcome.diagnostics)
@@ -282,8 +295,9 @@ NB_MODULE(_mpmd_compiler, m) {
       "parse_and_verify",
       [categories](const std::string &text, bool generic,
                    const std::string &sourceName) {
-        return compileOrRaise(categories, text, /*pipeline=*/nullptr, generic,
-                              sourceName);
+        return *compileOrRaise(categories, text, /*pipeline=*/nullptr,
+                               generic, sourceName)
+                    .text;
       },
       nb::arg("text"), nb::arg("generic") = false,
       nb::arg("source_name") = "<input>",
@@ -293,12 +307,28 @@ NB_MODULE(_mpmd_compiler, m) {
       "run_pass_pipeline",
       [categories](const std::string &text, const std::string &pipeline,
                    bool generic, const std::string &sourceName) {
-        return compileOrRaise(categories, text, &pipeline, generic,
-                              sourceName);
+        return *compileOrRaise(categories, text, &pipeline, generic,
+                               sourceName)
+                    .text;
       },
       nb::arg("text"), nb::arg("pipeline"), nb::arg("generic") = false,
       nb::arg("source_name") = "<input>",
       "Parses, verifies, runs `pipeline` (e.g. 'builtin.module(canonicalize)' "
       "or a registered pipeline name), verifies and returns the printed "
       "module.");
+
+  m.def(
+      "compile_to_plan",
+      [categories](const std::string &text, const std::string &pipeline,
+                   const std::string &sourceName) {
+        CompileOutcome outcome = compileOrRaise(
+            categories, text, &pipeline, /*generic=*/false, sourceName,
+            /*withPlan=*/true);
+        return nb::make_tuple(*outcome.text, outcome.plan);
+      },
+      nb::arg("text"), nb::arg("pipeline"),
+      nb::arg("source_name") = "<input>",
+      "Runs `pipeline` (which must end with an exported program, e.g. "
+      "'mpmd-import{...},mpmd-export') and returns (printed module, "
+      "execution plan as JSON text).");
 }

@@ -1,0 +1,138 @@
+"""Small models used by the demo, the tests and the benchmarks.
+
+Each model is plain JAX with its layers wrapped in `mpmd.named_computation`;
+the loss and the optimizer update are left nameless for mesh inference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+import mpmd
+
+Params = Any
+
+
+# ---------------------------------------------------------------- MLP
+
+def init_mlp(key: jax.Array, sizes: list[int]) -> list[dict[str, jax.Array]]:
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        key, wkey = jax.random.split(key)
+        params.append({"w": jax.random.normal(wkey, (fan_in, fan_out)) /
+                       jnp.sqrt(fan_in),
+                       "b": jnp.zeros((fan_out,))})
+    return params
+
+
+def mlp_forward(params: list[dict[str, jax.Array]], x: jax.Array) -> jax.Array:
+    for index, layer in enumerate(params):
+        last = index == len(params) - 1
+
+        def dense(layer, x, last=last):
+            y = x @ layer["w"] + layer["b"]
+            return y if last else jnp.tanh(y)
+
+        x = mpmd.named_computation(dense, name=f"layer{index}")(layer, x)
+    return x
+
+
+def mse(pred: jax.Array, y: jax.Array) -> jax.Array:
+    return jnp.mean((pred - y) ** 2)
+
+
+def mlp_train_step(params, x, y, lr=0.05):
+    loss, grads = jax.value_and_grad(
+        lambda p: mse(mlp_forward(p, x), y))(params)
+    params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
+    return params, loss
+
+
+# -------------------------------------------------------- Transformer
+
+def init_transformer(key: jax.Array, *, vocab: int, dim: int, heads: int,
+                     layers: int, seq: int) -> Params:
+    def dense(key, fan_in, fan_out):
+        return jax.random.normal(key, (fan_in, fan_out)) / jnp.sqrt(fan_in)
+
+    keys = jax.random.split(key, 2 + layers)
+    blocks = []
+    for index in range(layers):
+        k = jax.random.split(keys[2 + index], 6)
+        blocks.append({
+            "ln1": {"scale": jnp.ones((dim,)), "bias": jnp.zeros((dim,))},
+            "ln2": {"scale": jnp.ones((dim,)), "bias": jnp.zeros((dim,))},
+            "wq": dense(k[0], dim, dim), "wk": dense(k[1], dim, dim),
+            "wv": dense(k[2], dim, dim), "wo": dense(k[3], dim, dim),
+            "w1": dense(k[4], dim, 4 * dim), "w2": dense(k[5], 4 * dim, dim),
+        })
+    return {"embed": jax.random.normal(keys[0], (vocab, dim)) * 0.1,
+            "unembed": jax.random.normal(keys[1], (dim, vocab)) * 0.1,
+            "pos": jnp.zeros((seq, dim)),
+            "blocks": blocks,
+            "ln_f": {"scale": jnp.ones((dim,)), "bias": jnp.zeros((dim,))}}
+
+
+def layer_norm(p, x):
+    mean = jnp.mean(x, axis=-1, keepdims=True)
+    var = jnp.mean((x - mean) ** 2, axis=-1, keepdims=True)
+    return (x - mean) * jax.lax.rsqrt(var + 1e-5) * p["scale"] + p["bias"]
+
+
+def attention(p, x, heads):
+    batch, seq, dim = x.shape
+    def split(t):
+        return t.reshape(batch, seq, heads, dim // heads).transpose(0, 2, 1, 3)
+    q, k, v = split(x @ p["wq"]), split(x @ p["wk"]), split(x @ p["wv"])
+    scores = q @ k.transpose(0, 1, 3, 2) / jnp.sqrt(dim // heads)
+    mask = jnp.tril(jnp.ones((seq, seq), bool))
+    scores = jnp.where(mask, scores, -1e9)
+    out = jax.nn.softmax(scores, axis=-1) @ v
+    return out.transpose(0, 2, 1, 3).reshape(batch, seq, dim) @ p["wo"]
+
+
+def block(p, x, heads):
+    x = x + attention(p, layer_norm(p["ln1"], x), heads)
+    h = jax.nn.gelu(layer_norm(p["ln2"], x) @ p["w1"])
+    return x + h @ p["w2"]
+
+
+def transformer_logits(params, tokens, heads):
+    def embed(table, pos, tokens):
+        return table[tokens] + pos
+    x = mpmd.named_computation(embed, name="embed")(
+        params["embed"], params["pos"], tokens)
+    for index, p in enumerate(params["blocks"]):
+        x = mpmd.named_computation(
+            lambda p, x: block(p, x, heads), name=f"block{index}")(p, x)
+    def head(ln, table, x):
+        return layer_norm(ln, x) @ table
+    return mpmd.named_computation(head, name="head")(
+        params["ln_f"], params["unembed"], x)
+
+
+def transformer_loss(params, tokens, targets, heads):
+    logits = transformer_logits(params, tokens, heads)
+    logp = jax.nn.log_softmax(logits, axis=-1)
+    return -jnp.mean(jnp.take_along_axis(logp, targets[..., None], axis=-1))
+
+
+def transformer_train_step(params, tokens, targets, heads=2, lr=0.05):
+    loss, grads = jax.value_and_grad(transformer_loss)(params, tokens,
+                                                         targets, heads)
+    params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
+    return params, loss
+
+
+def transformer_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]:
+    """embed on the first mesh, head on the last, blocks spread evenly."""
+    assignment: dict[str, Any] = {"embed": (meshes[0], 0)}
+    per_mesh = max(1, num_blocks // len(meshes))
+    for index in range(num_blocks):
+        stage = min(index // per_mesh, len(meshes) - 1)
+        assignment[f"block{index}"] = (meshes[stage], stage)
+    assignment["head"] = (meshes[-1], len(meshes) - 1)
+    return assignment

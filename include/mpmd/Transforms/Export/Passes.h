@@ -1,0 +1,29 @@
+//===- Passes.h - Export passes and the mpmd-export pipeline ----*- C++ -*-===//
+
+#ifndef MPMD_TRANSFORMS_EXPORT_PASSES_H
+#define MPMD_TRANSFORMS_EXPORT_PASSES_H
+
+#include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
+
+#include "mlir/Pass/Pass.h"
+
+#include <string>
+
+namespace mlir::mpmd {
+
+#define GEN_PASS_DECL
+#include "mpmd/Transforms/Export/Passes.h.inc"
+
+/// Adds the export passes to `pm` (a module pass manager).
+void addExportPipeline(OpPassManager &pm);
+
+/// Registers the export passes and the `mpmd-export` pipeline.
+void registerExportPasses();
+
+/// The execution plan of an exported module (see PrintExecutionPlanPass) as
+/// JSON text. Emits errors on the module when it is not an exported program.
+FailureOr<std::string> buildExecutionPlan(ModuleOp module);
+
+} // namespace mlir::mpmd
+
+#endif // MPMD_TRANSFORMS_EXPORT_PASSES_H

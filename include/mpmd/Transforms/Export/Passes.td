@@ -1,0 +1,45 @@
+//===- Passes.td - Export passes ---------------------------*- tablegen -*-===//
+//
+// Export turns a program of fragments into what the runtime consumes: one
+// function per distinct SPMD program, called by mpmd.fragment_call, with
+// donation marked, plus an execution plan (DESIGN.md section 2).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPMD_TRANSFORMS_EXPORT_PASSES_TD
+#define MPMD_TRANSFORMS_EXPORT_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def OutlineFragmentsPass : Pass<"mpmd-outline-fragments", "ModuleOp"> {
+  let summary = "Moves each fragment's program into a function called by mpmd.fragment_call";
+  let description = [{
+    Fragments with the same mesh and the same body (e.g. one stage's forward
+    for every microbatch) share one private function. Names read like
+    `p0_stage1_fwd_calls0to1`: program index, stage (or first origin name),
+    fwd / bwd / fwd_bwd / inferred, and the call counters it serves.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def MarkDonationsPass : Pass<"mpmd-mark-donations", "ModuleOp"> {
+  let summary = "Marks program arguments whose buffers can be reused";
+  let description = [{
+    An argument of a program is donated when, at every call of it, the value
+    passed dies at that call (it is not a function argument, not used later,
+    not returned). Donated arguments get `jax.buffer_donor = true`, or
+    `tf.aliasing_output = N` when a result of the same type can reuse the
+    buffer.
+  }];
+}
+
+def PrintExecutionPlanPass : Pass<"mpmd-print-execution-plan", "ModuleOp"> {
+  let summary = "Prints the execution plan of an exported program as JSON";
+  let description = [{
+    The plan the runtime executes: meshes, inputs, outputs, the programs
+    (each as a standalone StableHLO module), and the steps in order (calls
+    and transfers, with donations and the values that die at each step).
+  }];
+}
+
+#endif // MPMD_TRANSFORMS_EXPORT_PASSES_TD

@@ -1,0 +1,258 @@
+//===- ExecutionPlan.cpp - The plan the runtime executes ------------------===//
+//
+// The runtime consumes JSON, not MLIR: it needs no MLIR passes and no MLIR
+// bindings beyond handing each program's text to XLA. Values are numbered:
+// the entry function's arguments first, then the results of each step.
+//
+//   {"function": "main",
+//    "meshes": [{"name": "m1", "axes": [["x", 2]]}],
+//    "inputs": [{"mesh": "m1", "shape": [4], "dtype": "f32", ...}],
+//    "outputs": [{"value": 3, "mesh": "m2", ...}],
+//    "programs": {"p0_stage0_fwd": {"mesh": "m1", "module": "...",
+//                                   "donated_args": [0], "num_calls": 2}},
+//    "steps": [{"op": "call", "program": "p0_stage0_fwd", "mesh": "m1",
+//               "inputs": [0], "outputs": [1], "origins": ["layer1"],
+//               "call_counter": 0, "free": [0]},
+//              {"op": "transfer", "input": 1, "output": 2, "from": "m1",
+//               "to": "m2", "free": [1]}]}
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/Transforms/Export/Passes.h"
+#include "mpmd/Transforms/Import/ImportUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::mpmd {
+#define GEN_PASS_DEF_PRINTEXECUTIONPLANPASS
+#include "mpmd/Transforms/Export/Passes.h.inc"
+} // namespace mlir::mpmd
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+namespace {
+
+std::string printToString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+std::string printToString(Attribute attr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  attr.print(os);
+  return text;
+}
+
+llvm::json::Object describeTensor(MeshTensorType type) {
+  RankedTensorType global = type.getGlobalTensorType();
+  llvm::json::Array shape;
+  for (int64_t dim : global.getShape())
+    shape.push_back(dim);
+  llvm::json::Object object{
+      {"mesh", type.getMeshName()},
+      {"shape", std::move(shape)},
+      {"dtype", printToString(global.getElementType())},
+  };
+  if (sdy::TensorShardingAttr sharding = type.getSharding()) {
+    llvm::json::Array dims;
+    for (int64_t dim = 0; dim < sharding.getRank(); ++dim) {
+      llvm::json::Array axes;
+      for (StringRef axis : sharding.getShardingAxes(dim))
+        axes.push_back(axis);
+      dims.push_back(std::move(axes));
+    }
+    object["sharding"] = std::move(dims);
+  }
+  if (StringAttr kind = type.getMemoryKind())
+    object["memory_kind"] = kind.getValue();
+  return object;
+}
+
+/// The program as a module XLA compiles on its own: the callee, public, as
+/// `@main`, in generic form (what jaxlib's parser reads most reliably).
+std::string programModule(func::FuncOp callee) {
+  OpBuilder builder(callee.getContext());
+  OwningOpRef<ModuleOp> module = ModuleOp::create(callee.getLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  auto main = cast<func::FuncOp>(builder.clone(*callee));
+  main.setSymName("main");
+  main.setPublic();
+  for (StringRef attr : {"mesh_shape", "mpmd.mesh"})
+    main->removeAttr(attr);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  OpPrintingFlags flags;
+  flags.printGenericOpForm();
+  module->print(os, flags);
+  return text;
+}
+
+} // namespace
+
+FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
+  FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
+  if (failed(entries))
+    return failure();
+  if (entries->size() != 1)
+    return module.emitError() << "an execution plan needs exactly one entry "
+                                 "function with a topology, found "
+                              << entries->size();
+  func::FuncOp entry = entries->front();
+  Block &block = entry.getBody().front();
+  auto topology =
+      entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+
+  llvm::json::Array meshes;
+  for (NamedMeshAttr mesh : topology.getMeshes()) {
+    llvm::json::Array axes;
+    for (sdy::MeshAxisAttr axis : mesh.getMesh().getAxes())
+      axes.push_back(llvm::json::Array{axis.getName(), axis.getSize()});
+    llvm::json::Object object{{"name", mesh.getName()},
+                              {"axes", std::move(axes)}};
+    if (!mesh.getMesh().getDeviceIds().empty())
+      object["device_ids"] = llvm::json::Array(mesh.getMesh().getDeviceIds());
+    meshes.push_back(std::move(object));
+  }
+
+  llvm::DenseMap<Value, int64_t> ids;
+  int64_t nextId = 0;
+  llvm::json::Array inputs;
+  for (BlockArgument arg : block.getArguments()) {
+    auto type = dyn_cast<MeshTensorType>(arg.getType());
+    if (!type)
+      return entry.emitError()
+             << "argument " << arg.getArgNumber()
+             << " is not a mesh tensor; run the import pipeline first";
+    ids[arg] = nextId++;
+    inputs.push_back(describeTensor(type));
+  }
+
+  // The last op of the block reading each value: it is freed after it.
+  llvm::DenseMap<Operation *, SmallVector<int64_t>> freedAfter;
+  auto lastUser = [&](Value value) -> Operation * {
+    Operation *last = nullptr;
+    for (Operation *user : value.getUsers())
+      if (!last || last->isBeforeInBlock(user))
+        last = user;
+    return last;
+  };
+
+  SymbolTableCollection symbols;
+  llvm::json::Object programs;
+  llvm::StringMap<int64_t> callCounts;
+  llvm::json::Array steps;
+  for (Operation &op : block) {
+    if (auto call = dyn_cast<FragmentCallOp>(op)) {
+      auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+          call, call.getCalleeAttr());
+      if (!programs.get(call.getCallee())) {
+        llvm::json::Array donated;
+        for (unsigned arg = 0; arg < callee.getNumArguments(); ++arg)
+          if (callee.getArgAttr(arg, "tf.aliasing_output") ||
+              callee.getArgAttr(arg, "jax.buffer_donor"))
+            donated.push_back(arg);
+        programs[call.getCallee()] = llvm::json::Object{
+            {"mesh", call.getMeshName()},
+            {"module", programModule(callee)},
+            {"donated_args", std::move(donated)},
+        };
+      }
+      ++callCounts[call.getCallee()];
+      llvm::json::Array operandIds, resultIds, origins;
+      for (Value operand : call.getOperands())
+        operandIds.push_back(ids.lookup(operand));
+      for (Value result : call.getResults()) {
+        ids[result] = nextId;
+        resultIds.push_back(nextId++);
+      }
+      for (Attribute origin : call.getOrigin()) {
+        auto user = cast<UserOriginAttr>(origin);
+        std::string text = user.getUserName().getValue().str();
+        if (user.getTransposeCount())
+          text += "(" + std::to_string(user.getTransposeCount()) + ")";
+        origins.push_back(text);
+      }
+      llvm::json::Object step{{"op", "call"},
+                              {"program", call.getCallee()},
+                              {"mesh", call.getMeshName()},
+                              {"inputs", std::move(operandIds)},
+                              {"outputs", std::move(resultIds)},
+                              {"origins", std::move(origins)}};
+      if (auto counter = call->getAttrOfType<IntegerAttr>(
+              MpmdDialect::kCallCounterAttrName))
+        step["call_counter"] = counter.getValue().getZExtValue();
+      if (auto stage = call->getAttrOfType<IntegerAttr>("mpmd.stage"))
+        step["stage"] = stage.getInt();
+      steps.push_back(std::move(step));
+    } else if (auto transfer = dyn_cast<TransferOp>(op)) {
+      ids[transfer.getResult()] = nextId++;
+      steps.push_back(llvm::json::Object{
+          {"op", "transfer"},
+          {"input", ids.lookup(transfer.getTensor())},
+          {"output", ids.lookup(transfer.getResult())},
+          {"from", transfer.getTensor().getType().getMeshName()},
+          {"to", transfer.getType().getMeshName()},
+          {"type", describeTensor(transfer.getType())}});
+    } else if (isa<func::ReturnOp>(op)) {
+      continue;
+    } else {
+      return op.emitOpError()
+             << "cannot be executed by the runtime; an exported program has "
+                "only mpmd.fragment_call and mpmd.transfer (run mpmd-export)";
+    }
+    // Values read here for the last time (and not returned) die here.
+    llvm::json::Array freed;
+    for (Value operand : op.getOperands()) {
+      if (isa<BlockArgument>(operand))
+        continue;
+      Operation *last = lastUser(operand);
+      if (last == &op && !llvm::is_contained(freed, ids.lookup(operand)))
+        freed.push_back(ids.lookup(operand));
+    }
+    steps.back().getAsObject()->try_emplace("free", std::move(freed));
+  }
+
+  llvm::json::Array outputs;
+  for (Value returned : block.getTerminator()->getOperands()) {
+    llvm::json::Object object =
+        describeTensor(cast<MeshTensorType>(returned.getType()));
+    object["value"] = ids.lookup(returned);
+    outputs.push_back(std::move(object));
+  }
+  for (auto &[name, count] : callCounts)
+    programs.getObject(name)->try_emplace("num_calls", count);
+
+  llvm::json::Object plan{{"function", entry.getSymName()},
+                          {"topology", printToString(topology)},
+                          {"meshes", std::move(meshes)},
+                          {"inputs", std::move(inputs)},
+                          {"outputs", std::move(outputs)},
+                          {"programs", std::move(programs)},
+                          {"steps", std::move(steps)}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan)));
+  return text;
+}
+
+namespace {
+
+struct PrintExecutionPlanPass
+    : public mlir::mpmd::impl::PrintExecutionPlanPassBase<
+          PrintExecutionPlanPass> {
+  void runOnOperation() override {
+    FailureOr<std::string> plan = buildExecutionPlan(getOperation());
+    if (failed(plan))
+      return signalPassFailure();
+    llvm::outs() << *plan << "\n";
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace

@@ -1,0 +1,32 @@
+//===- ExportPipeline.cpp - The mpmd-export pipeline ----------------------===//
+
+#include "mpmd/Transforms/Export/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
+  // Drop unused fragment results and arguments first, so that programs only
+  // move the data they need.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createOutlineFragmentsPass());
+  pm.addPass(createMarkDonationsPass());
+}
+
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "mpmd/Transforms/Export/Passes.h.inc"
+} // namespace
+
+void mlir::mpmd::registerExportPasses() {
+  registerMpmdExportPasses();
+  PassPipelineRegistration<>(
+      "mpmd-export",
+      "Export: one function per distinct program called by "
+      "mpmd.fragment_call, with donations marked",
+      addExportPipeline);
+}

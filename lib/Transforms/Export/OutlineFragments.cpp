@@ -1,0 +1,185 @@
+//===- OutlineFragments.cpp - Fragments become calls of program functions -===//
+//
+// Each fragment becomes `mpmd.fragment_call @program(...)`; its body moves to
+// `func.func private @program` taking and returning the global tensor types.
+// Fragments whose bodies print the same (ignoring locations) on the same mesh
+// share one program: every microbatch of a stage calls the same function, so
+// the runtime compiles it once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/Transforms/Export/Passes.h"
+#include "mpmd/Transforms/Import/ImportUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::mpmd {
+#define GEN_PASS_DEF_OUTLINEFRAGMENTSPASS
+#include "mpmd/Transforms/Export/Passes.h.inc"
+} // namespace mlir::mpmd
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+namespace {
+
+/// A cheap summary of a program (mesh, signature, op names) that equal
+/// programs share; candidates with the same summary are compared op by op.
+std::string programSummary(FragmentOp fragment) {
+  std::string key = fragment.getMeshName().str() + "\n";
+  llvm::raw_string_ostream os(key);
+  Block &body = fragment.getRegion().front();
+  for (Type type : body.getArgumentTypes())
+    os << type << ",";
+  os << "\n";
+  fragment.getRegion().walk(
+      [&](Operation *op) { os << op->getName() << ";"; });
+  return key;
+}
+
+bool sameProgram(FragmentOp a, FragmentOp b) {
+  return a.getMeshName() == b.getMeshName() &&
+         OperationEquivalence::isRegionEquivalentTo(
+             &a.getRegion(), &b.getRegion(),
+             OperationEquivalence::IgnoreLocations);
+}
+
+/// `fwd` when every origin is a forward computation, `bwd` when none is,
+/// `fwd_bwd` for a mix, `inferred` for fragments made by mesh inference.
+StringRef programKind(ArrayAttr origins) {
+  bool forward = false, backward = false;
+  for (Attribute attr : origins) {
+    if (cast<UserOriginAttr>(attr).getTransposeCount() == 0)
+      forward = true;
+    else
+      backward = true;
+  }
+  if (forward && backward)
+    return "fwd_bwd";
+  if (forward)
+    return "fwd";
+  if (backward)
+    return "bwd";
+  return "inferred";
+}
+
+std::string sanitize(StringRef name) {
+  std::string result;
+  for (char c : name)
+    result.push_back(llvm::isAlnum(c) ? c : '_');
+  return result;
+}
+
+struct Program {
+  SmallVector<FragmentOp> fragments;
+  std::string name;
+};
+
+std::string programName(unsigned index, const Program &program) {
+  FragmentOp first = program.fragments.front();
+  std::string name = "p" + std::to_string(index) + "_";
+  if (IntegerAttr stage = first.getStageIdAttr())
+    name += "stage" + std::to_string(stage.getInt()) + "_";
+  else if (!first.getOrigin().empty())
+    name += sanitize(cast<UserOriginAttr>(first.getOrigin()[0])
+                         .getUserName()
+                         .getValue()) +
+            "_";
+  name += programKind(first.getOrigin()).str();
+  std::optional<uint64_t> low, high;
+  for (FragmentOp fragment : program.fragments) {
+    auto counter = fragment->getAttrOfType<IntegerAttr>(
+        MpmdDialect::kCallCounterAttrName);
+    if (!counter)
+      continue;
+    uint64_t value = counter.getValue().getZExtValue();
+    low = low ? std::min(*low, value) : value;
+    high = high ? std::max(*high, value) : value;
+  }
+  if (low)
+    name += "_calls" + std::to_string(*low) + "to" + std::to_string(*high);
+  return name;
+}
+
+struct OutlineFragmentsPass
+    : public mlir::mpmd::impl::OutlineFragmentsPassBase<OutlineFragmentsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
+    if (failed(entries))
+      return signalPassFailure();
+    SymbolTable symbols(module);
+    for (func::FuncOp func : *entries) {
+      std::map<std::string, SmallVector<unsigned>> candidates;
+      SmallVector<Program> programs;
+      for (auto fragment : func.getBody().getOps<FragmentOp>()) {
+        SmallVector<unsigned> &sameSummary =
+            candidates[programSummary(fragment)];
+        auto match = llvm::find_if(sameSummary, [&](unsigned index) {
+          return sameProgram(programs[index].fragments.front(), fragment);
+        });
+        if (match != sameSummary.end()) {
+          programs[*match].fragments.push_back(fragment);
+          continue;
+        }
+        sameSummary.push_back(programs.size());
+        programs.emplace_back().fragments.push_back(fragment);
+      }
+      // Programs follow the entry function in execution order.
+      Operation *insertAfter = func;
+      for (auto [index, program] : llvm::enumerate(programs))
+        insertAfter =
+            outline(func, insertAfter, symbols, programName(index, program),
+                    program);
+    }
+  }
+
+  func::FuncOp outline(func::FuncOp entry, Operation *insertAfter,
+                       SymbolTable &symbols, StringRef name, Program &program) {
+    FragmentOp first = program.fragments.front();
+    MLIRContext *ctx = entry.getContext();
+    Block &body = first.getRegion().front();
+    auto type = FunctionType::get(
+        ctx, body.getArgumentTypes(),
+        body.getTerminator()->getOperandTypes());
+    OpBuilder builder(entry);
+    builder.setInsertionPointAfter(insertAfter);
+    auto callee = func::FuncOp::create(builder, first.getLoc(), name, type);
+    callee.setPrivate();
+    auto topology =
+        entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+    if (sdy::MeshAttr mesh = topology.getMesh(first.getMeshName()))
+      callee->setAttr("mesh_shape", mesh);
+    callee->setAttr("mpmd.mesh", builder.getStringAttr(first.getMeshName()));
+    // Moving the first body keeps it; `mpmd.return` becomes `func.return`.
+    callee.getBody().takeBody(first.getRegion());
+    Block &calleeBody = callee.getBody().front();
+    Operation *terminator = calleeBody.getTerminator();
+    OpBuilder atEnd(terminator);
+    func::ReturnOp::create(atEnd, terminator->getLoc(),
+                           terminator->getOperands());
+    terminator->erase();
+    // Renamed on collision with an existing symbol; stays where it is.
+    symbols.insert(callee, callee->getIterator());
+
+    for (FragmentOp fragment : program.fragments) {
+      OpBuilder at(fragment);
+      auto call = FragmentCallOp::create(
+          at, fragment.getLoc(), fragment.getResultTypes(),
+          fragment.getOperands(), fragment.getOrigin(),
+          fragment.getMeshNameAttr(), FlatSymbolRefAttr::get(callee));
+      for (NamedAttribute attr : fragment->getDiscardableAttrs())
+        call->setAttr(attr.getName(), attr.getValue());
+      if (IntegerAttr stage = fragment.getStageIdAttr())
+        call->setAttr("mpmd.stage", stage);
+      fragment.replaceAllUsesWith(call.getResults());
+      fragment.erase();
+    }
+    return callee;
+  }
+};
+
+} // namespace

@@ -1,0 +1,153 @@
+"""What the user tells mpmd: meshes, where names go, and how to partition."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from typing import Any, Mapping
+
+from mpmd.errors import MpmdError
+
+__all__ = ["ConfigError", "MpmdConfig", "PartitioningOptions", "make_config"]
+
+# Names travel to the compiler inside pass options; keep them simple.
+_NAME = re.compile(r"^[A-Za-z0-9_.\-/()\[\]]+$")
+
+
+class ConfigError(MpmdError):
+    """The configuration is inconsistent; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class PartitioningOptions:
+    """How freely the partitioner may place what the user did not name."""
+
+    # Let mesh inference add transfers where a nameless op needs values from
+    # several meshes (otherwise that is an error naming the op).
+    infer_transfers: bool = False
+    # Turn a sum (max, ...) of values from several meshes into a cross-mesh
+    # reduction.
+    infer_cross_mesh_reductions: bool = False
+
+
+@dataclass(frozen=True)
+class MpmdConfig:
+    topology: Mapping[str, Any]  # mesh name -> jax.sharding.Mesh
+    assignment: Mapping[str, tuple[str, int | None]]
+    input_mesh_assignment: Any = None
+    output_mesh_assignment: Any = None
+    partitioning_options: PartitioningOptions = field(
+        default_factory=PartitioningOptions)
+
+    @property
+    def mesh_names(self) -> list[str]:
+        return list(self.topology)
+
+    def topology_attr(self) -> str:
+        """The topology as the compiler reads it (#mpmd.topology<...>)."""
+        meshes = []
+        for name, mesh in self.topology.items():
+            axes = ", ".join(f'"{axis}"={size}'
+                             for axis, size in mesh.shape.items())
+            meshes.append(f'<"{name}" : <[{axes}]>>')
+        return f"#mpmd.topology<{', '.join(meshes)}>"
+
+
+def _check_name(kind: str, name: Any) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigError(
+            f"{kind} {name!r} is not a valid name: use a non-empty string of "
+            "letters, digits and _ . - / ( ) [ ]")
+    return name
+
+
+def _check_mesh(name: str, mesh: Any) -> None:
+    import jax  # noqa: PLC0415
+
+    if not isinstance(mesh, jax.sharding.Mesh):
+        raise ConfigError(f"topology[{name!r}] must be a jax.sharding.Mesh, "
+                          f"got {type(mesh).__name__}")
+
+
+def make_config(topology: Mapping[str, Any],
+                assignment: Mapping[str, str | tuple[str, int]],
+                *,
+                input_mesh_assignment: Any = None,
+                output_mesh_assignment: Any = None,
+                partitioning_options: PartitioningOptions | Mapping[str, Any]
+                | None = None) -> MpmdConfig:
+    """Checks and bundles a partitioning configuration.
+
+    - `topology`: mesh name -> `jax.sharding.Mesh`; meshes must not share
+      devices.
+    - `assignment`: name of a `named_computation` / `named_tensor` -> mesh
+      name, or (mesh name, pipeline stage).
+    - `input_mesh_assignment` / `output_mesh_assignment`: where the function's
+      arguments / results go: a pytree like the arguments (results) with a
+      mesh name or None per leaf, or a dict {flat index: mesh name}. Leaves
+      left out are placed by mesh inference.
+    - `partitioning_options`: a PartitioningOptions or a dict of its fields.
+    """
+    if not topology:
+        raise ConfigError("the topology is empty; give at least one mesh, "
+                          "e.g. {'m1': jax.sharding.Mesh(devices, ('x',))}")
+    owner: dict[int, str] = {}
+    for name, mesh in topology.items():
+        _check_name("mesh name", name)
+        _check_mesh(name, mesh)
+        for device in mesh.devices.flat:
+            if device.id in owner:
+                raise ConfigError(
+                    f"meshes {owner[device.id]!r} and {name!r} share device "
+                    f"{device.id}; each device belongs to one mesh")
+            owner[device.id] = name
+
+    normalized: dict[str, tuple[str, int | None]] = {}
+    for name, target in assignment.items():
+        _check_name("assigned name", name)
+        stage: int | None = None
+        if isinstance(target, tuple):
+            if len(target) != 2:
+                raise ConfigError(f"assignment[{name!r}] must be a mesh name "
+                                  f"or (mesh name, stage), got {target!r}")
+            target, stage = target
+            if not isinstance(stage, int) or stage < 0:
+                raise ConfigError(f"assignment[{name!r}] has stage {stage!r}; "
+                                  "stages are integers >= 0")
+        if target not in topology:
+            raise ConfigError(
+                f"assignment[{name!r}] names mesh {target!r}, which is not in "
+                f"the topology; meshes: {sorted(topology)}")
+        normalized[name] = (target, stage)
+
+    if partitioning_options is None:
+        options = PartitioningOptions()
+    elif isinstance(partitioning_options, PartitioningOptions):
+        options = partitioning_options
+    else:
+        known = {f.name for f in fields(PartitioningOptions)}
+        unknown = set(partitioning_options) - known
+        if unknown:
+            raise ConfigError(f"unknown partitioning options {sorted(unknown)};"
+                              f" known: {sorted(known)}")
+        options = PartitioningOptions(**partitioning_options)
+
+    config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
+                        output_mesh_assignment, options)
+    for which in ("input_mesh_assignment", "output_mesh_assignment"):
+        _check_io_meshes(which, getattr(config, which), topology)
+    return config
+
+
+def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None:
+    import jax  # noqa: PLC0415
+
+    if spec is None:
+        return
+    leaves = (list(spec.values()) if isinstance(spec, dict)
+              and all(isinstance(k, int) for k in spec)
+              else jax.tree_util.tree_leaves(spec))
+    for mesh in leaves:
+        if mesh is not None and mesh not in topology:
+            raise ConfigError(f"{which} names mesh {mesh!r}, which is not in "
+                              f"the topology; meshes: {sorted(topology)}")

@@ -1,0 +1,270 @@
+"""`mpmd.jit`: JAX's stages (jit -> lower -> compile -> call) for MPMD.
+
+    lowered = mpmd.jit(step, config).lower(params, batch)
+    print(lowered.as_text())            # the MPMD program
+    compiled = lowered.compile()
+    params, loss = compiled(params, batch)
+
+Lowering traces with `jax.jit`, hands JAX's StableHLO (with the topology) to
+the compiler's import and export pipelines, and keeps the exported program
+with its execution plan. Compiling builds one XLA executable per distinct
+program and mesh; calling runs the plan on jax.Arrays.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+
+from mpmd.compiler import compile_to_plan
+from mpmd.config import ConfigError, MpmdConfig
+from mpmd.errors import MpmdError
+from mpmd.runtime.executor import PlanExecutor, sharding_for
+from mpmd.runtime.plan import ExecutionPlan
+
+__all__ = ["Compiled", "InputError", "Lowered", "MpmdFunction",
+           "NamedShardings", "jit"]
+
+
+class InputError(MpmdError):
+    """A call's arguments do not match what the program was lowered for."""
+
+
+@dataclass(frozen=True)
+class NamedShardings:
+    """Where the function's inputs and outputs live, as pytrees of
+    NamedShardings shaped like the arguments and the results."""
+
+    inputs: Any
+    outputs: Any
+
+
+_ORIGIN = re.compile(r'#mpmd\.user_origin<"((?:[^"\\]|\\.)*)"')
+_NAMED_TENSOR = re.compile(
+    r'"mpmd\.named_tensor"\([^)]*\)\s*<\{name\s*=\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _used_names(module_text: str) -> tuple[set[str], set[str]]:
+    return set(_ORIGIN.findall(module_text)), set(
+        _NAMED_TENSOR.findall(module_text))
+
+
+def _flat_io_assignment(spec: Any, tree: Any, count: int,
+                        which: str) -> dict[int, str]:
+    """Flat index -> mesh from a pytree of mesh names or {index: mesh}."""
+    if spec is None:
+        return {}
+    if isinstance(spec, dict) and all(isinstance(k, int) for k in spec):
+        for index in spec:
+            if not 0 <= index < count:
+                raise ConfigError(f"{which} index {index} is out of range: "
+                                  f"the function has {count} flat values")
+        return {k: v for k, v in spec.items() if v is not None}
+    leaves, spec_tree = jax.tree_util.tree_flatten(
+        spec, is_leaf=lambda x: x is None)
+    if spec_tree != tree:
+        raise ConfigError(f"{which} must have the structure of the "
+                          f"function's {'arguments' if 'input' in which else 'results'}"
+                          f": expected {tree}, got {spec_tree}")
+    return {i: mesh for i, mesh in enumerate(leaves) if mesh is not None}
+
+
+def _pipeline(config: MpmdConfig, inputs: dict[int, str],
+              outputs: dict[int, str]) -> str:
+    assignment = ",".join(
+        f"{name}={mesh}" + (f":{stage}" if stage is not None else "")
+        for name, (mesh, stage) in config.assignment.items())
+    options = []
+    if assignment:
+        options.append(f"assignment={assignment}")
+    if inputs:
+        options.append("input-assignment=" +
+                       ",".join(f"{i}={m}" for i, m in sorted(inputs.items())))
+    if outputs:
+        options.append("output-assignment=" +
+                       ",".join(f"{i}={m}" for i, m in sorted(outputs.items())))
+    opts = config.partitioning_options
+    options.append(f"infer-transfers={str(opts.infer_transfers).lower()}")
+    options.append("infer-cross-mesh-reductions="
+                   f"{str(opts.infer_cross_mesh_reductions).lower()}")
+    return f"mpmd-import{{{' '.join(options)}}},mpmd-export"
+
+
+def _add_topology(module: Any, topology: str) -> None:
+    """Marks JAX's public entry function with the topology, in JAX's own
+    MLIR context."""
+    from jax._src.lib.mlir import ir  # noqa: PLC0415
+
+    with module.context:
+        for op in module.body.operations:
+            if op.operation.name != "func.func":
+                continue
+            visibility = op.attributes["sym_visibility"] \
+                if "sym_visibility" in op.attributes else None
+            if visibility is None or str(visibility) == '"public"':
+                op.attributes["topology"] = ir.Attribute.parse(topology)
+                return
+    raise MpmdError("JAX's lowered module has no public entry function")
+
+
+class Lowered:
+    """A function lowered to an MPMD program (not compiled yet)."""
+
+    def __init__(self, config: MpmdConfig, mpmd_text: str,
+                 plan: ExecutionPlan, in_tree: Any, out_tree: Any,
+                 jax_text: str):
+        self.config = config
+        self.plan = plan
+        self._mpmd_text = mpmd_text
+        self._jax_text = jax_text
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+
+    def as_text(self) -> str:
+        """The exported MPMD program (main function plus one function per
+        distinct SPMD program)."""
+        return self._mpmd_text
+
+    def jax_text(self) -> str:
+        """What JAX lowered, before partitioning (generic form)."""
+        return self._jax_text
+
+    @property
+    def function_named_shardings(self) -> NamedShardings:
+        meshes = dict(self.config.topology)
+        ins = [sharding_for(spec, meshes) for spec in self.plan.inputs]
+        outs = [sharding_for(spec, meshes) for spec in self.plan.outputs]
+        args_tree = self.in_tree.children()[0] if self.in_tree.num_leaves else self.in_tree
+        try:
+            inputs = jax.tree_util.tree_unflatten(args_tree, ins)
+        except ValueError:
+            inputs = jax.tree_util.tree_unflatten(self.in_tree, ins)
+        return NamedShardings(inputs,
+                              jax.tree_util.tree_unflatten(self.out_tree, outs))
+
+    def programs_by_mesh(self) -> dict[str, list[str]]:
+        """Per mesh, the distinct programs compiled for it."""
+        return self.plan.programs_by_mesh()
+
+    def mesh_order(self) -> dict[str, list[str]]:
+        """Per mesh, what runs in order (`layer1`, `layer1(1)`, ...)."""
+        return self.plan.mesh_order()
+
+    def compile(self) -> "Compiled":
+        executor = PlanExecutor.compile(self.plan, dict(self.config.topology))
+        return Compiled(self, executor)
+
+
+class Compiled:
+    """A compiled MPMD program: call it with the function's arguments."""
+
+    def __init__(self, lowered: Lowered, executor: PlanExecutor):
+        self.lowered = lowered
+        self.executor = executor
+        self._input_shardings = executor.input_shardings()
+
+    @property
+    def plan(self) -> ExecutionPlan:
+        return self.lowered.plan
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
+        plan = self.lowered.plan
+        if len(leaves) != len(plan.inputs):
+            raise InputError(f"expected {len(plan.inputs)} array arguments "
+                             f"(flattened), got {len(leaves)}")
+        placed = []
+        for index, ((path, value), spec, sharding) in enumerate(
+                zip(leaves, plan.inputs, self._input_shardings)):
+            where = jax.tree_util.keystr(path) or f"[{index}]"
+            shape = tuple(np.shape(value))
+            dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
+            if shape != spec.shape or dtype != spec.dtype:
+                raise InputError(
+                    f"argument {where} has shape {shape} and dtype "
+                    f"{dtype.name}, but the program was lowered for shape "
+                    f"{spec.shape} and dtype {spec.dtype.name}; lower again "
+                    "for new shapes")
+            if isinstance(value, jax.Array) and value.sharding == sharding:
+                placed.append(value)  # already on its mesh: no copy
+            else:
+                placed.append(jax.device_put(value, sharding))
+        results = self.executor.run(placed)
+        return jax.tree_util.tree_unflatten(self.lowered.out_tree, results)
+
+
+class MpmdFunction:
+    """The result of `mpmd.jit`: lower it, or call it (lowered and compiled
+    once per argument signature)."""
+
+    def __init__(self, fn: Callable, config: MpmdConfig,
+                 static_argnums: Sequence[int] = ()):
+        if not isinstance(config, MpmdConfig):
+            raise ConfigError("mpmd.jit needs a config from mpmd.make_config,"
+                              f" got {type(config).__name__}")
+        self.fn = fn
+        self.config = config
+        self.static_argnums = tuple(static_argnums)
+        self._cache: dict[Any, Compiled] = {}
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        from mpmd.frontend import emit_named_computations  # noqa: PLC0415
+
+        jitted = jax.jit(self.fn, keep_unused=True,
+                         static_argnums=self.static_argnums)
+        with emit_named_computations():
+            lowered = jitted.lower(*args, **kwargs)
+        module = lowered.compiler_ir("stablehlo")
+        _add_topology(module, self.config.topology_attr())
+        text = module.operation.get_asm(print_generic_op_form=True,
+                                        enable_debug_info=True)
+        computations, tensors = _used_names(text)
+        missing = sorted(computations - set(self.config.assignment))
+        if missing:
+            raise ConfigError(
+                f"named_computation {missing[0]!r} is not assigned to a mesh;"
+                f" add it to the assignment, e.g. {{{missing[0]!r}: "
+                f"{self.config.mesh_names[0]!r}}}")
+        unused = sorted(set(self.config.assignment) - computations - tensors)
+        if unused:
+            warnings.warn(f"assignment entries {unused} match no "
+                          "named_computation or named_tensor", stacklevel=2)
+        in_tree = lowered.in_tree
+        out_tree = lowered.out_tree
+        num_inputs = in_tree.num_leaves
+        num_outputs = out_tree.num_leaves
+        inputs = _flat_io_assignment(
+            self.config.input_mesh_assignment,
+            in_tree.children()[0] if in_tree.children() else in_tree,
+            num_inputs, "input_mesh_assignment")
+        outputs = _flat_io_assignment(self.config.output_mesh_assignment,
+                                      out_tree, num_outputs,
+                                      "output_mesh_assignment")
+        mpmd_text, plan_json = compile_to_plan(
+            text, _pipeline(self.config, inputs, outputs),
+            source_name="<jax>")
+        return Lowered(self.config, mpmd_text,
+                       ExecutionPlan.from_json(plan_json), in_tree, out_tree,
+                       text)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+        key = (tree, tuple((np.shape(x), str(getattr(x, "dtype", None)))
+                           for x in leaves))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self.lower(*args, **kwargs).compile()
+            self._cache[key] = compiled
+        return compiled(*args, **kwargs)
+
+
+def jit(fn: Callable, config: MpmdConfig, *,
+        static_argnums: Sequence[int] = ()) -> MpmdFunction:
+    """Partitions `fn` into an MPMD program according to `config`."""
+    return MpmdFunction(fn, config, static_argnums)

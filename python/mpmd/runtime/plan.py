@@ -1,0 +1,191 @@
+"""The execution plan: what runs where, in which order.
+
+The compiler emits it as JSON next to the exported MPMD module
+(`mpmd.compiler.compile_to_plan`); the runtime needs nothing else. Values are
+numbered: the program's inputs first, then each step's results.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CallStep", "ExecutionPlan", "MeshSpec", "ProgramSpec",
+           "TensorSpec", "TransferStep"]
+
+_DTYPES = {
+    "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+    "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
+    "ui64": np.uint64, "f16": np.float16, "f32": np.float32,
+    "f64": np.float64,
+}
+
+
+def _dtype(name: str) -> np.dtype:
+    if name in _DTYPES:
+        return np.dtype(_DTYPES[name])
+    if name == "bf16":
+        import ml_dtypes  # noqa: PLC0415  (ships with jax)
+
+        return np.dtype(ml_dtypes.bfloat16)
+    raise ValueError(f"unsupported element type in execution plan: {name}")
+
+
+@dataclass(frozen=True)
+class MeshSpec:
+    name: str
+    axes: tuple[tuple[str, int], ...]
+    device_ids: tuple[int, ...] | None = None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod([size for _, size in self.axes], dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A global tensor on a mesh, with its sharding (axes per dimension)."""
+
+    mesh: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    sharding: tuple[tuple[str, ...], ...] | None = None
+    memory_kind: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "TensorSpec":
+        sharding = data.get("sharding")
+        return cls(data["mesh"], tuple(data["shape"]), _dtype(data["dtype"]),
+                   None if sharding is None else
+                   tuple(tuple(axes) for axes in sharding),
+                   data.get("memory_kind"))
+
+    def short(self) -> str:
+        dims = "x".join(str(d) for d in self.shape)
+        return f"{self.dtype.name}[{dims}]@{self.mesh}"
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    name: str
+    mesh: str
+    module: str
+    donated_args: tuple[int, ...]
+    num_calls: int
+
+
+@dataclass(frozen=True)
+class CallStep:
+    program: str
+    mesh: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    origins: tuple[str, ...]
+    free: tuple[int, ...]
+    call_counter: int | None = None
+    stage: int | None = None
+
+    def label(self) -> str:
+        """`layer1(1)` style: the origins, or the program for inferred code."""
+        text = "+".join(self.origins) if self.origins else self.program
+        if self.call_counter is not None:
+            text += f"#{self.call_counter}"
+        return text
+
+
+@dataclass(frozen=True)
+class TransferStep:
+    input: int
+    output: int
+    source: str
+    target: str
+    type: TensorSpec
+    free: tuple[int, ...]
+
+
+Step = CallStep | TransferStep
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    function: str
+    topology: str
+    meshes: tuple[MeshSpec, ...]
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    output_values: tuple[int, ...]
+    programs: dict[str, ProgramSpec]
+    steps: tuple[Step, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_json(cls, text: str) -> "ExecutionPlan":
+        data = json.loads(text)
+        steps: list[Step] = []
+        for step in data["steps"]:
+            if step["op"] == "call":
+                steps.append(CallStep(
+                    step["program"], step["mesh"], tuple(step["inputs"]),
+                    tuple(step["outputs"]), tuple(step["origins"]),
+                    tuple(step["free"]), step.get("call_counter"),
+                    step.get("stage")))
+            else:
+                steps.append(TransferStep(
+                    step["input"], step["output"], step["from"], step["to"],
+                    TensorSpec.from_json(step["type"]), tuple(step["free"])))
+        return cls(
+            function=data["function"],
+            topology=data["topology"],
+            meshes=tuple(MeshSpec(m["name"], tuple(tuple(a) for a in m["axes"]),
+                                  tuple(m["device_ids"]) if "device_ids" in m
+                                  else None)
+                         for m in data["meshes"]),
+            inputs=tuple(TensorSpec.from_json(t) for t in data["inputs"]),
+            outputs=tuple(TensorSpec.from_json(t) for t in data["outputs"]),
+            output_values=tuple(t["value"] for t in data["outputs"]),
+            programs={name: ProgramSpec(name, p["mesh"], p["module"],
+                                        tuple(p["donated_args"]),
+                                        p["num_calls"])
+                      for name, p in data["programs"].items()},
+            steps=tuple(steps),
+        )
+
+    def calls(self) -> list[CallStep]:
+        return [s for s in self.steps if isinstance(s, CallStep)]
+
+    def mesh_order(self) -> dict[str, list[str]]:
+        """Per mesh, the labels of the calls it runs, in order."""
+        order: dict[str, list[str]] = {m.name: [] for m in self.meshes}
+        for step in self.calls():
+            order[step.mesh].append(step.label())
+        return order
+
+    def programs_by_mesh(self) -> dict[str, list[str]]:
+        """Per mesh, the distinct programs compiled for it."""
+        result: dict[str, list[str]] = {m.name: [] for m in self.meshes}
+        for program in self.programs.values():
+            result[program.mesh].append(program.name)
+        return result
+
+    def format(self) -> str:
+        """The plan as text: one line per step."""
+        lines = [f"plan of @{self.function}: {len(self.inputs)} inputs, "
+                 f"{len(self.outputs)} outputs, {len(self.programs)} programs"]
+        for index, spec in enumerate(self.inputs):
+            lines.append(f"  in  %{index}: {spec.short()}")
+        for step in self.steps:
+            if isinstance(step, CallStep):
+                ins = ", ".join(f"%{i}" for i in step.inputs)
+                outs = ", ".join(f"%{i}" for i in step.outputs)
+                donated = self.programs[step.program].donated_args
+                extra = f"  donates {list(donated)}" if donated else ""
+                lines.append(f"  {outs or '()'} = call {step.program} "
+                             f"on {step.mesh} ({ins})  [{step.label()}]{extra}")
+            else:
+                lines.append(f"  %{step.output} = transfer %{step.input} "
+                             f"{step.source} -> {step.target}")
+        outs = ", ".join(f"%{v}" for v in self.output_values)
+        lines.append(f"  return {outs}")
+        return "\n".join(lines)
