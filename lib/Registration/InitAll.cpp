@@ -7,6 +7,7 @@
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/Passes.h"
+#include "mpmd/Transforms/Optimize/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -21,5 +22,6 @@ void mlir::mpmd::registerAllPasses() {
   // Upstream passes our pipelines build on (canonicalize, cse, ...).
   registerTransformsPasses();
   registerImportPasses();
+  registerOptimizePasses();
   registerExportPasses();
 }

@@ -1,4 +1,11 @@
-"""mpmd: MPMD pipeline partitioning of JAX programs."""
+"""mpmd: MPMD pipeline partitioning of JAX programs.
+
+    config = mpmd.make_config(topology, assignment)
+    compiled = mpmd.jit(train_step, config).lower(params, batch).compile()
+
+The compiler (`parse`, `verify`, `run_pipeline`) needs no JAX; the front
+end and the runtime import JAX on first use.
+"""
 
 from typing import Any
 
@@ -7,15 +14,28 @@ from mpmd.errors import CompilerError, CompilerWarning, Diagnostic, MpmdError
 
 __version__ = "0.1.0"
 
-# Front-end names, imported on first use so that `import mpmd` needs no JAX.
-_FRONTEND = (
-    "FrontendError",
-    "InvalidNameError",
-    "emit_named_computations",
-    "inline_named_computations",
-    "named_computation",
-    "named_tensor",
-)
+# Names imported on first use (they need JAX), and where they live.
+_LAZY = {
+    "FrontendError": "mpmd.frontend",
+    "InvalidCallCounterError": "mpmd.frontend",
+    "InvalidLoopBoundsError": "mpmd.frontend",
+    "InvalidNameError": "mpmd.frontend",
+    "call": "mpmd.frontend",
+    "fori_loop": "mpmd.frontend",
+    "scan_microbatches": "mpmd.frontend",
+    "emit_named_computations": "mpmd.frontend",
+    "inline_named_computations": "mpmd.frontend",
+    "named_computation": "mpmd.frontend",
+    "named_tensor": "mpmd.frontend",
+    "ConfigError": "mpmd.config",
+    "MpmdConfig": "mpmd.config",
+    "PartitioningOptions": "mpmd.config",
+    "make_config": "mpmd.config",
+    "Compiled": "mpmd.jit",
+    "InputError": "mpmd.jit",
+    "Lowered": "mpmd.jit",
+    "jit": "mpmd.jit",
+}
 
 __all__ = [
     "CompilerError",
@@ -25,20 +45,22 @@ __all__ = [
     "parse",
     "run_pipeline",
     "verify",
-    *_FRONTEND,
+    *_LAZY,
 ]
 
 
 def __getattr__(name: str) -> Any:
-    if name == "frontend" or name in _FRONTEND:
-        import importlib  # noqa: PLC0415
+    import importlib  # noqa: PLC0415
 
-        frontend = importlib.import_module("mpmd.frontend")
-        value = frontend if name == "frontend" else getattr(frontend, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'mpmd' has no attribute {name!r}")
+    if name in ("frontend", "runtime"):
+        value = importlib.import_module(f"mpmd.{name}")
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module 'mpmd' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_FRONTEND))
+    return sorted(set(globals()) | set(_LAZY))

@@ -27,6 +27,7 @@ from mpmd.config import ConfigError, MpmdConfig
 from mpmd.errors import MpmdError
 from mpmd.runtime.executor import PlanExecutor, sharding_for
 from mpmd.runtime.plan import ExecutionPlan
+from mpmd.runtime.trace import Trace, TraceRecorder
 
 __all__ = ["Compiled", "InputError", "Lowered", "MpmdFunction",
            "NamedShardings", "jit"]
@@ -174,29 +175,54 @@ class Compiled:
         return self.lowered.plan
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
+        results = self.executor.run(self._place_inputs(args, kwargs))
+        return jax.tree_util.tree_unflatten(self.lowered.out_tree, results)
+
+    def run_traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Trace]:
+        """Runs like calling, and returns the results with a `Trace` of the
+        run. Every step is waited for to time it, so the meshes do not
+        overlap: a traced run is slower than an untraced one."""
+        placed = jax.block_until_ready(self._place_inputs(args, kwargs))
+        recorder = TraceRecorder.for_plan(self.plan)
+        recorder.start()
+        results = jax.block_until_ready(
+            self.executor.run(placed, recorder=recorder))
+        trace = recorder.finish()
+        return (jax.tree_util.tree_unflatten(self.lowered.out_tree, results),
+                trace)
+
+    def _place_inputs(self, args: Sequence[Any],
+                      kwargs: dict[str, Any]) -> list[jax.Array]:
+        """The flat arguments, checked and put on their meshes. Arrays
+        already on their mesh are passed through without a copy; nothing
+        here waits for an array to be ready."""
+        leaves = jax.tree_util.tree_leaves((tuple(args), kwargs))
         plan = self.lowered.plan
         if len(leaves) != len(plan.inputs):
             raise InputError(f"expected {len(plan.inputs)} array arguments "
                              f"(flattened), got {len(leaves)}")
         placed = []
-        for index, ((path, value), spec, sharding) in enumerate(
+        for index, (value, spec, sharding) in enumerate(
                 zip(leaves, plan.inputs, self._input_shardings)):
-            where = jax.tree_util.keystr(path) or f"[{index}]"
-            shape = tuple(np.shape(value))
-            dtype = np.dtype(getattr(value, "dtype", np.asarray(value).dtype))
-            if shape != spec.shape or dtype != spec.dtype:
+            if not hasattr(value, "dtype"):
+                value = np.asarray(value)
+            if tuple(value.shape) != spec.shape or value.dtype != spec.dtype:
                 raise InputError(
-                    f"argument {where} has shape {shape} and dtype "
-                    f"{dtype.name}, but the program was lowered for shape "
-                    f"{spec.shape} and dtype {spec.dtype.name}; lower again "
-                    "for new shapes")
+                    f"argument {self._where(args, kwargs, index)} has shape "
+                    f"{tuple(value.shape)} and dtype {np.dtype(value.dtype).name}"
+                    f", but the program was lowered for shape {spec.shape} and"
+                    f" dtype {spec.dtype.name}; lower again for new shapes")
             if isinstance(value, jax.Array) and value.sharding == sharding:
                 placed.append(value)  # already on its mesh: no copy
             else:
                 placed.append(jax.device_put(value, sharding))
-        results = self.executor.run(placed)
-        return jax.tree_util.tree_unflatten(self.lowered.out_tree, results)
+        return placed
+
+    @staticmethod
+    def _where(args: Sequence[Any], kwargs: dict[str, Any], index: int) -> str:
+        """The pytree path of flat argument `index`, for error messages."""
+        paths = jax.tree_util.tree_flatten_with_path((tuple(args), kwargs))[0]
+        return jax.tree_util.keystr(paths[index][0]) or f"[{index}]"
 
 
 class MpmdFunction:

@@ -9,7 +9,8 @@
 //    "inputs": [{"mesh": "m1", "shape": [4], "dtype": "f32", ...}],
 //    "outputs": [{"value": 3, "mesh": "m2", ...}],
 //    "programs": {"p0_stage0_fwd": {"mesh": "m1", "module": "...",
-//                                   "donated_args": [0], "num_calls": 2}},
+//                                   "donated_args": [0], "buffer_donors": [],
+//                                   "num_calls": 2}},
 //    "steps": [{"op": "call", "program": "p0_stage0_fwd", "mesh": "m1",
 //               "inputs": [0], "outputs": [1], "origins": ["layer1"],
 //               "call_counter": 0, "free": [0]},
@@ -152,15 +153,20 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
       auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
       if (!programs.get(call.getCallee())) {
-        llvm::json::Array donated;
-        for (unsigned arg = 0; arg < callee.getNumArguments(); ++arg)
-          if (callee.getArgAttr(arg, "tf.aliasing_output") ||
-              callee.getArgAttr(arg, "jax.buffer_donor"))
+        // Donating pays off where a result reuses the buffer; other dying
+        // arguments are only listed (the runtime frees them at last use).
+        llvm::json::Array donated, donors;
+        for (unsigned arg = 0; arg < callee.getNumArguments(); ++arg) {
+          if (callee.getArgAttr(arg, "tf.aliasing_output"))
             donated.push_back(arg);
+          else if (callee.getArgAttr(arg, "jax.buffer_donor"))
+            donors.push_back(arg);
+        }
         programs[call.getCallee()] = llvm::json::Object{
             {"mesh", call.getMeshName()},
             {"module", programModule(callee)},
             {"donated_args", std::move(donated)},
+            {"buffer_donors", std::move(donors)},
         };
       }
       ++callCounts[call.getCallee()];

@@ -192,6 +192,9 @@ struct MapNamedOpsToMeshesPass
         builder.getArrayAttr({op.getOrigin()}),
         builder.getStringAttr(target->mesh), stage,
         /*in_shardings=*/nullptr, /*out_shardings=*/nullptr);
+    // Discardable attributes (the call counter of a microbatch) carry over.
+    for (NamedAttribute attr : op->getDiscardableAttrs())
+      fragment->setAttr(attr.getName(), attr.getValue());
     fragment.getRegion().takeBody(op.getRegion());
     SmallVector<Value> results;
     for (Value result : fragment.getResults())

@@ -15,11 +15,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
-#include "mlir/IR/Builders.h"
-#include "llvm/ADT/SetVector.h"
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_MERGEINFERREDFRAGMENTSPASS
@@ -107,87 +106,13 @@ private:
     return true;
   }
 
-  /// Fuses `first` and `second` (first before second in the block) into one
-  /// fragment placed at `first` or `second`.
   FragmentOp merge(FragmentOp first, FragmentOp second, bool atFirst) {
     FragmentOp anchor = atFirst ? first : second;
-    OpBuilder builder(anchor);
-
-    llvm::SetVector<Value> operands;
-    operands.insert(first.getOperands().begin(), first.getOperands().end());
-    for (Value operand : second.getOperands())
-      if (operand.getDefiningOp() != first)
-        operands.insert(operand);
-
-    SmallVector<Attribute> origins(first.getOrigin().begin(),
-                                   first.getOrigin().end());
-    for (Attribute origin : second.getOrigin())
-      if (!llvm::is_contained(origins, origin))
-        origins.push_back(origin);
-    IntegerAttr stage =
-        first.getStageIdAttr() ? first.getStageIdAttr() : second.getStageIdAttr();
-
-    SmallVector<Type> resultTypes(first.getResultTypes());
-    resultTypes.append(second.getResultTypes().begin(),
-                       second.getResultTypes().end());
-    auto merged = FragmentOp::create(
-        builder, anchor.getLoc(), resultTypes, operands.getArrayRef(),
-        builder.getArrayAttr(origins), first.getMeshNameAttr(), stage,
-        /*in_shardings=*/nullptr, /*out_shardings=*/nullptr);
-    // Discardable attributes (e.g. call_counter) of user fragments survive.
-    for (FragmentOp part : {first, second})
-      for (NamedAttribute attr : part->getDiscardableAttrs())
-        if (!merged->hasAttr(attr.getName()))
-          merged->setAttr(attr.getName(), attr.getValue());
-
-    Block *body = builder.createBlock(&merged.getRegion());
-    for (Value operand : operands)
-      body->addArgument(
-          cast<MeshTensorType>(operand.getType()).getGlobalTensorType(),
-          operand.getLoc());
-    llvm::DenseMap<Value, unsigned> operandIndex;
-    for (auto [index, operand] : llvm::enumerate(operands))
-      operandIndex[operand] = index;
-    auto argFor = [&](Value operand) -> Value {
-      return body->getArgument(operandIndex.lookup(operand));
-    };
-
-    Block &firstBody = first.getRegion().front();
-    Block &secondBody = second.getRegion().front();
-    Operation *firstReturn = firstBody.getTerminator();
-    Operation *secondReturn = secondBody.getTerminator();
-    for (auto [arg, operand] :
-         llvm::zip(firstBody.getArguments(), first.getOperands()))
-      arg.replaceAllUsesWith(argFor(operand));
-    for (auto [arg, operand] :
-         llvm::zip(secondBody.getArguments(), second.getOperands())) {
-      if (auto result = dyn_cast<OpResult>(operand);
-          result && result.getOwner() == first)
-        arg.replaceAllUsesWith(
-            firstReturn->getOperand(result.getResultNumber()));
-      else
-        arg.replaceAllUsesWith(argFor(operand));
-    }
-    SmallVector<Value> returned(firstReturn->getOperands());
-    returned.append(secondReturn->getOperands().begin(),
-                    secondReturn->getOperands().end());
-    firstReturn->erase();
-    secondReturn->erase();
-    body->getOperations().splice(body->end(), firstBody.getOperations());
-    body->getOperations().splice(body->end(), secondBody.getOperations());
-    OpBuilder atEnd = OpBuilder::atBlockEnd(body);
-    ReturnOp::create(atEnd, anchor.getLoc(), returned);
-
-    unsigned numFirst = first.getNumResults();
-    for (auto [index, result] : llvm::enumerate(first.getResults()))
-      result.replaceAllUsesWith(merged.getResult(index));
-    for (auto [index, result] : llvm::enumerate(second.getResults()))
-      result.replaceAllUsesWith(merged.getResult(numFirst + index));
-    position[merged] = position.lookup(anchor);
+    int64_t anchorPosition = position.lookup(anchor);
     position.erase(first);
     position.erase(second);
-    second.erase();
-    first.erase();
+    FragmentOp merged = mergeFragments(first, second, anchor);
+    position[merged] = anchorPosition;
     return merged;
   }
 

@@ -1,11 +1,21 @@
-"""The JAX front end of mpmd: labels for the parts of a program.
+"""The JAX front end of mpmd: labels for the parts of a program, and
+microbatches (call counters).
 
 Importing this subpackage imports JAX.
 """
 
+from mpmd.frontend.microbatch import (
+    InvalidLoopBoundsError,
+    call,
+    fori_loop,
+    scan_microbatches,
+)
 from mpmd.frontend.primitives import (
+    CALL_COUNTER_ATTR,
     FrontendError,
+    InvalidCallCounterError,
     InvalidNameError,
+    current_call_counter,
     emit_named_computations,
     inline_named_computations,
     named_computation,
@@ -15,12 +25,19 @@ from mpmd.frontend.primitives import (
 )
 
 __all__ = [
+    "CALL_COUNTER_ATTR",
     "FrontendError",
+    "InvalidCallCounterError",
+    "InvalidLoopBoundsError",
     "InvalidNameError",
+    "call",
+    "current_call_counter",
     "emit_named_computations",
+    "fori_loop",
     "inline_named_computations",
     "named_computation",
     "named_computation_p",
     "named_tensor",
     "named_tensor_p",
+    "scan_microbatches",
 ]

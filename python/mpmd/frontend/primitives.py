@@ -7,7 +7,8 @@ Both are JAX primitives defined with the public extension points
 two helpers of `partial_eval` (dead-code elimination of a jaxpr):
 
 * `named_computation_p` is a call-like primitive with params
-  `jaxpr` (a `ClosedJaxpr`), `name` and `transpose_count`. The wrapper traces
+  `jaxpr` (a `ClosedJaxpr`), `name`, `transpose_count` and `call_counter`
+  (the microbatch, `None` outside `mpmd.call`; see `microbatch.py`). The wrapper traces
   the user function to a jaxpr first; values it closes over that are tracers
   of an enclosing trace become explicit leading operands, concrete arrays
   stay constants of the body. The MLIR lowering emits an
@@ -29,7 +30,10 @@ two helpers of `partial_eval` (dead-code elimination of a jaxpr):
 
   The n-th transposition of a computation therefore carries count n:
   `jax.grad` gives `"layer1"` and `"layer1"(1)`, grad of grad adds
-  `"layer1"(2)`.
+  `"layer1"(2)`. Every rule (JVP, transpose, batching, DCE) rebinds with the
+  `call_counter` of the equation it rewrites, so the microbatch of a
+  computation is also the microbatch of its derivatives, wherever the
+  transformation runs (inside or outside `mpmd.call`).
 * Batching re-traces the body under `jax.vmap`; dead-code elimination drops
   unused results and operands from the body.
 * `named_tensor_p` is a linear identity lowered to `mpmd.named_tensor`; its
@@ -61,8 +65,11 @@ from jax.interpreters import ad, batching, mlir
 from mpmd.errors import MpmdError
 
 __all__ = [
+    "CALL_COUNTER_ATTR",
     "FrontendError",
+    "InvalidCallCounterError",
     "InvalidNameError",
+    "current_call_counter",
     "emit_named_computations",
     "inline_named_computations",
     "named_computation",
@@ -80,6 +87,10 @@ class FrontendError(MpmdError):
 
 class InvalidNameError(FrontendError, ValueError):
     """The name given to a named computation or named tensor is not valid."""
+
+
+class InvalidCallCounterError(FrontendError, ValueError):
+    """A call counter is not an int in [0, 2**32 - 1]."""
 
 
 # --- lowering mode ----------------------------------------------------------
@@ -106,6 +117,55 @@ def emit_named_computations() -> Any:
     """Context manager: lower labels to `mpmd.*` ops for the mpmd compiler
     (what `mpmd.jit` does)."""
     return _INLINE(False)
+
+
+# --- call counter -----------------------------------------------------------
+
+#: The discardable attribute of `mpmd.named_computation` (and of the
+#: fragments made from it) that holds the microbatch, as a `ui32`.
+CALL_COUNTER_ATTR = "call_counter"
+
+_MAX_CALL_COUNTER = 2**32 - 1
+
+# The counter of the innermost enclosing `mpmd.call` (-1: none). A JAX
+# config state that is part of the trace context, so a `jax.jit`-wrapped
+# function called under two counters is traced twice, not served from
+# JAX's trace cache with the first counter baked in.
+_CALL_COUNTER = _jax_config.int_state(
+    name="mpmd_call_counter",
+    default=-1,
+    help="The call counter (microbatch) of the mpmd.call being traced; -1 "
+         "outside any mpmd.call. Set by mpmd.call, not by hand.",
+    include_in_jit_key=True,
+    include_in_trace_context=True,
+)
+
+
+def check_call_counter(counter: object) -> int:
+    """`counter` as an int, or `InvalidCallCounterError` naming it."""
+    if isinstance(counter, (bool, np.bool_)) or not isinstance(
+            counter, (int, np.integer)):
+        raise InvalidCallCounterError(
+            f"call_counter must be an int in [0, {_MAX_CALL_COUNTER}], got "
+            f"{counter!r} of type {type(counter).__name__}")
+    value = int(counter)
+    if not 0 <= value <= _MAX_CALL_COUNTER:
+        raise InvalidCallCounterError(
+            f"call_counter must be in [0, {_MAX_CALL_COUNTER}] (it is a ui32),"
+            f" got {value}")
+    return value
+
+
+def current_call_counter() -> int | None:
+    """The counter of the innermost `mpmd.call` being traced, or None."""
+    value = _CALL_COUNTER.value
+    return None if value is None or value < 0 else value
+
+
+def call_counter_scope(counter: int) -> Any:
+    """Context manager: named computations traced inside carry `counter`
+    (validated by the caller)."""
+    return _CALL_COUNTER(counter)
 
 
 # --- helpers ----------------------------------------------------------------
@@ -153,13 +213,13 @@ def _trace(fn: Callable[..., Sequence[Any]],
 
 
 def _bind(operands: Sequence[Any], jaxpr: jex_core.ClosedJaxpr, name: str,
-          transpose_count: int) -> list[Any]:
+          transpose_count: int, call_counter: int | None) -> list[Any]:
     """Binds `named_computation_p`, first dropping operands the body ignores."""
     pruned, used = _pe.dce_jaxpr(jaxpr.jaxpr, [True] * len(jaxpr.out_avals))
     operands = [x for x, u in zip(operands, used) if u]
     return named_computation_p.bind(
         *operands, jaxpr=jex_core.ClosedJaxpr(pruned, jaxpr.consts), name=name,
-        transpose_count=transpose_count)
+        transpose_count=transpose_count, call_counter=call_counter)
 
 
 def _body_consts(jaxpr: jex_core.ClosedJaxpr) -> list[Any]:
@@ -176,26 +236,28 @@ named_computation_p.multiple_results = True
 
 @named_computation_p.def_impl
 def _nc_impl(*args: Any, jaxpr: jex_core.ClosedJaxpr, name: str,
-             transpose_count: int) -> list[Any]:
-    del name, transpose_count
+             transpose_count: int, call_counter: int | None) -> list[Any]:
+    del name, transpose_count, call_counter
     return jex_core.jaxpr_as_fun(jaxpr)(*args)
 
 
 @named_computation_p.def_effectful_abstract_eval
 def _nc_abstract_eval(*avals: Any, jaxpr: jex_core.ClosedJaxpr, name: str,
-                      transpose_count: int) -> tuple[list[Any], Any]:
-    del avals, name, transpose_count
+                      transpose_count: int,
+                      call_counter: int | None) -> tuple[list[Any], Any]:
+    del avals, name, transpose_count, call_counter
     return list(jaxpr.out_avals), jaxpr.effects
 
 
 def _nc_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
-            jaxpr: jex_core.ClosedJaxpr, name: str,
-            transpose_count: int) -> tuple[list[Any], list[Any]]:
+            jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
+            call_counter: int | None) -> tuple[list[Any], list[Any]]:
     out_avals = jaxpr.out_avals
     zero_outs = [ad.Zero(a.to_tangent_aval()) for a in out_avals]
     nonzero = [not _is_zero(t) for t in tangents]
     if not any(nonzero):
-        return _bind(primals, jaxpr, name, transpose_count), zero_outs
+        return _bind(primals, jaxpr, name, transpose_count,
+                     call_counter), zero_outs
 
     body = jex_core.jaxpr_as_fun(jaxpr)
     diff_outs = [_is_float(a) for a in out_avals]
@@ -215,7 +277,8 @@ def _nc_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
 
     fwd_jaxpr = _trace(forward, [_spec(p) for p in primals])
     primal_outs, residuals = _bind_forward(
-        primals, fwd_jaxpr, len(out_avals), name, transpose_count)
+        primals, fwd_jaxpr, len(out_avals), name, transpose_count,
+        call_counter)
     tree = lin_tree[0]
 
     if not any(diff_outs):
@@ -233,14 +296,14 @@ def _nc_jvp(primals: Sequence[Any], tangents: Sequence[Any], *,
     lin_jaxpr = _trace(
         linear, [_spec(r) for r in residuals] + [_spec(t) for t in nz_tangents])
     diff_tangents = _bind([*residuals, *nz_tangents], lin_jaxpr, name,
-                          transpose_count)
+                          transpose_count, call_counter)
     tangent_outs = _merge(diff_outs, diff_tangents, zero_outs)
     return primal_outs, tangent_outs
 
 
 def _bind_forward(primals: Sequence[Any], jaxpr: jex_core.ClosedJaxpr,
-                  n_outs: int, name: str,
-                  transpose_count: int) -> tuple[list[Any], list[Any]]:
+                  n_outs: int, name: str, transpose_count: int,
+                  call_counter: int | None) -> tuple[list[Any], list[Any]]:
     """Binds the forward part of a JVP: primal outputs, then residuals.
 
     A residual that is an input of the body is taken from the operand
@@ -266,14 +329,15 @@ def _bind_forward(primals: Sequence[Any], jaxpr: jex_core.ClosedJaxpr,
     if len(kept) != len(res_vars):
         new_inner = inner.replace(outvars=[*inner.outvars[:n_outs], *kept])
         jaxpr = jex_core.ClosedJaxpr(new_inner, jaxpr.consts)
-    results = _bind(primals, jaxpr, name, transpose_count)
+    results = _bind(primals, jaxpr, name, transpose_count, call_counter)
     residuals = [primals[i] if kind == "operand" else results[i]
                  for kind, i in source]
     return list(results[:n_outs]), residuals
 
 
 def _nc_transpose(cts: Sequence[Any], *args: Any, jaxpr: jex_core.ClosedJaxpr,
-                  name: str, transpose_count: int) -> list[Any]:
+                  name: str, transpose_count: int,
+                  call_counter: int | None) -> list[Any]:
     linear_mask = [ad.is_undefined_primal(a) for a in args]
     known = [a for a, lin in zip(args, linear_mask) if not lin]
     linear_avals = [a.aval for a, lin in zip(args, linear_mask) if lin]
@@ -301,15 +365,16 @@ def _nc_transpose(cts: Sequence[Any], *args: Any, jaxpr: jex_core.ClosedJaxpr,
         return list(transpose(full_cts))
 
     bwd_jaxpr = _trace(backward, [_spec(k) for k in known] + [_spec(c) for c in nz_cts])
-    linear_cts = _bind([*known, *nz_cts], bwd_jaxpr, name, transpose_count + 1)
+    linear_cts = _bind([*known, *nz_cts], bwd_jaxpr, name, transpose_count + 1,
+                       call_counter)
     return _merge(linear_mask, linear_cts, [None] * n_known)
 
 
 def _nc_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
-              jaxpr: jex_core.ClosedJaxpr, name: str,
-              transpose_count: int) -> tuple[list[Any], list[Any]]:
+              jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
+              call_counter: int | None) -> tuple[list[Any], list[Any]]:
     if all(d is None for d in dims):
-        outs = _bind(args, jaxpr, name, transpose_count)
+        outs = _bind(args, jaxpr, name, transpose_count, call_counter)
         return outs, [None] * len(outs)
     out_axes = [0 if b else None
                 for b in _depends_on(jaxpr.jaxpr, [d is not None for d in dims])]
@@ -317,7 +382,8 @@ def _nc_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
     batched = jax.vmap(body, in_axes=list(dims), out_axes=out_axes,
                        axis_size=axis_data.size, axis_name=axis_data.name)
     b_jaxpr = _trace(batched, [_spec(a) for a in args])
-    return _bind(args, b_jaxpr, name, transpose_count), out_axes
+    return _bind(args, b_jaxpr, name, transpose_count,
+                 call_counter), out_axes
 
 
 def _depends_on(jaxpr: Any, marked: Sequence[bool]) -> list[bool]:
@@ -345,8 +411,8 @@ def _nc_dce(used_outputs: list[bool],
 
 
 def _nc_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
-                 jaxpr: jex_core.ClosedJaxpr, name: str,
-                 transpose_count: int) -> Sequence[Any]:
+                 jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
+                 call_counter: int | None) -> Sequence[Any]:
     name_stack = ctx.name_stack.extend(name)
     if _INLINE.value:
         outs, tokens = mlir.jaxpr_subcomp(
@@ -374,6 +440,9 @@ def _nc_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                     for a in ctx.avals_out]
     origin = mpmd_dialect.UserOriginAttr.get(name, transpose_count)
     op = mpmd_dialect.NamedComputationOp(result_types, flat_args, origin)
+    if call_counter is not None:
+        op.attributes[CALL_COUNTER_ATTR] = ir.IntegerAttr.get(
+            ir.IntegerType.get_unsigned(32), call_counter)
     block = op.regions[0].blocks.append(*[a.type for a in flat_args])
     with ir.InsertionPoint(block):
         # Constants of the body are created inside the region (no outer
@@ -409,7 +478,10 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
     The returned callable computes what `fn` computes; lowered with
     `jax.jit`, its body becomes an `mpmd.named_computation` op. Arguments and
     results may be any pytrees of arrays. Usable as a decorator:
-    `@named_computation(name="layer1")`.
+    `@named_computation(name="layer1")`. Called inside `mpmd.call` (or an
+    iteration of `mpmd.fori_loop`), the computation and its derivatives
+    carry that call counter (read when the wrapped function is called, not
+    when it is created).
     """
     _check_name(name, "named_computation")
     if fn is None:
@@ -447,7 +519,7 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
         outs = _bind(
             operands,
             jex_core.ClosedJaxpr(body, [c for c, t in zip(consts, is_tracer) if not t]),
-            name, 0)
+            name, 0, current_call_counter())
         return jax.tree_util.tree_unflatten(out_trees[0], outs)
 
     return wrapped

@@ -18,6 +18,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from mpmd.errors import MpmdError
 from mpmd.runtime.plan import CallStep, ExecutionPlan, TensorSpec
 from mpmd.runtime.program import MeshProgram, transfer
+from mpmd.runtime.trace import StepRecorder
 
 __all__ = ["PlanExecutor", "ProgramExecutionError", "sharding_for"]
 
@@ -93,12 +94,3 @@ class PlanExecutor:
                 env.pop(value, None)
         return [env[value] for value in self.plan.output_values]
 
-
-class StepRecorder:
-    """Hooks around each step (tracing); see mpmd.runtime.trace."""
-
-    def before(self, step) -> None:  # pragma: no cover - interface
-        pass
-
-    def after(self, step, results) -> None:  # pragma: no cover - interface
-        pass

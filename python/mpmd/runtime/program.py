@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import mlir
@@ -71,7 +72,7 @@ class ProgramInputError(ProgramError):
 class _Source:
     """Program text as a primitive parameter: hashed by digest, short repr."""
 
-    text: str = field(repr=False)
+    text: str = field(repr=False, compare=False)
     digest: str
     entry: str
 
@@ -94,7 +95,7 @@ def _ir_type_to_dtype(element_type: Any) -> np.dtype | None:
     if _ir_dtypes is None:
         table: dict[str, np.dtype] = {}
         for name in _DTYPE_CANDIDATES:
-            dtype = getattr(jax.numpy, name, None)
+            dtype = getattr(jnp, name, None)
             if dtype is None:
                 continue
             try:
@@ -220,10 +221,22 @@ _cache: dict[tuple, Any] = {}
 _cache_lock = threading.Lock()
 
 
+_signatures: dict[str, tuple[str, tuple, tuple]] = {}
+
+
+def _signature(text: str, digest: str) -> tuple[str, tuple, tuple]:
+    """`_parse_signature`, remembered by digest."""
+    found = _signatures.get(digest)
+    if found is None:
+        found = _signatures[digest] = _parse_signature(text)
+    return found
+
+
 def clear_program_cache() -> None:
     """Forget every compiled executable (later compiles start from scratch)."""
     with _cache_lock:
         _cache.clear()
+        _signatures.clear()
 
 
 def program_cache_size() -> int:
@@ -293,8 +306,9 @@ class MeshProgram:
     as `in_shardings` on `mesh` (no copies are made: anything else raises
     `ProgramInputError`). A call dispatches asynchronously like `jax.jit` and
     returns the results as a list of `jax.Array`s with `out_shardings`.
-    Donated arguments are deleted by the call (their buffers may become the
-    outputs').
+    A donated argument whose buffers XLA reuses for an output is deleted by
+    the call; one it cannot reuse (no output of its type) stays valid, and
+    JAX warns at compile time (JAX's semantics).
     """
 
     name: str
@@ -330,14 +344,17 @@ class MeshProgram:
         """Compile `stablehlo_text` (entry `@main`, or its only public function)
         with XLA for exactly the devices of `mesh`.
 
-        Shardings default to replicated on `mesh`. The same text compiled for
-        the same mesh, shardings and donation reuses the cached executable.
+        Shardings default to replicated on `mesh` (shardings written in the
+        module, e.g. `sdy.sharding`, only constrain the inside). The same
+        text compiled for the same mesh, shardings and donation reuses the
+        cached executable (whose XLA name is the first compile's `name`).
         Raises `ProgramCompileError` naming the program and the mesh.
         """
         if not isinstance(mesh, Mesh):
             raise ProgramCompileError(name, mesh, f"mesh must be a jax.sharding.Mesh, got {mesh!r}")
+        digest = hashlib.sha256(stablehlo_text.encode()).hexdigest()
         try:
-            entry, in_avals, out_avals = _parse_signature(stablehlo_text)
+            entry, in_avals, out_avals = _signature(stablehlo_text, digest)
             ins = _check_shardings("argument", in_shardings, in_avals, mesh)
             outs = _check_shardings("result", out_shardings, out_avals, mesh)
             donated = tuple(sorted(set(int(i) for i in donate_argnums)))
@@ -347,14 +364,16 @@ class MeshProgram:
         except ValueError as e:
             raise ProgramCompileError(name, mesh, str(e)) from None
 
-        digest = hashlib.sha256(stablehlo_text.encode()).hexdigest()
         key = (digest, tuple(d.id for d in mesh.devices.flat), mesh, ins, outs, donated)
         with _cache_lock:
             compiled = _cache.get(key)
-            if compiled is None:
-                source = _Source(stablehlo_text, digest, entry)
-                compiled = _compile(name, mesh, source, in_avals, out_avals, ins, outs, donated)
-                _cache[key] = compiled
+        if compiled is None:
+            # Compiled outside the lock so that threads compile in parallel; a
+            # race compiles twice and keeps the first.
+            source = _Source(stablehlo_text, digest, entry)
+            compiled = _compile(name, mesh, source, in_avals, out_avals, ins, outs, donated)
+            with _cache_lock:
+                compiled = _cache.setdefault(key, compiled)
         return cls(name, mesh, in_avals, out_avals, ins, outs, donated, compiled)
 
     def __call__(self, *args: jax.Array) -> list[jax.Array]:

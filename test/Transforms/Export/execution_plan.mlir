@@ -16,11 +16,13 @@
 // CHECK: "value": 5
 // CHECK: "programs": {
 // CHECK-NEXT: "p0_stage1_fwd": {
+// CHECK-NEXT: "buffer_donors": [],
 // CHECK-NEXT: "donated_args": [],
 // CHECK-NEXT: "mesh": "m1",
 // CHECK-NEXT: "module": "\"builtin.module\"() ({\n  \"func.func\"() <{function_type = (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>), sym_name = \"main\"}>
 // CHECK: "num_calls": 1
 // CHECK: "p1_stage2_fwd": {
+// CHECK-NEXT: "buffer_donors": [],
 // CHECK-NEXT: "donated_args": [
 // CHECK-NEXT: 0
 // CHECK: "steps": [

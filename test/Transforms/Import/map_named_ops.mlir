@@ -14,9 +14,9 @@ func.func @main(%arg0: !t) -> (!t, !t)
     %1 = stablehlo.add %x, %x : !t
     mpmd.return %1 : !t
   } : (!t) -> !t
-  // The transpose count survives; g has no stage.
-  // CHECK: mpmd.fragment<mesh="m2", origin=["g"(1)]> (
-  %2 = mpmd.named_computation<"g"(1)> (%0) (%x: !t) {
+  // The transpose count and the call counter survive; g has no stage.
+  // CHECK: mpmd.fragment<mesh="m2", origin=["g"(1)]> (%{{.*}}) {call_counter = 2 : ui32} (
+  %2 = mpmd.named_computation<"g"(1)> (%0) {call_counter = 2 : ui32} (%x: !t) {
     // A nested named computation without an assignment is inlined.
     // CHECK-NOT: named_computation
     // CHECK: stablehlo.multiply

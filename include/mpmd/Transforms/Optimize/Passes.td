@@ -1,0 +1,48 @@
+//===- Passes.td - Optimize passes: schedules and merges ---*- tablegen -*-===//
+//
+// Pipelining (DESIGN.md section 5): a schedule orders the fragments of each
+// mesh; merges fuse fragments into one program.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPMD_TRANSFORMS_OPTIMIZE_PASSES_TD
+#define MPMD_TRANSFORMS_OPTIMIZE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SchedulePass : Pass<"mpmd-schedule", "ModuleOp"> {
+  let summary = "Orders the fragments of each mesh by a pipeline schedule";
+  let description = [{
+    A schedule is extra ordering edges between the user fragments of one mesh
+    (a fragment is identified by its origins, stage, call counter = the
+    microbatch, and mesh), added to the data dependencies, followed by a
+    topological sort. Built-ins: `gpipe`, `1f1b`, `interleaved-1f1b`
+    (several stages per mesh). `explicit` takes the order of every mesh from
+    the entry function's `mpmd.schedule` attribute: a dictionary from mesh
+    name to an array of fragment keys such as `"layer1(1)#3"`. A schedule
+    that contradicts the data flow is an error naming the cycle.
+  }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"none\"",
+           "none, gpipe, 1f1b, interleaved-1f1b or explicit">,
+  ];
+}
+
+def MergeFragmentsPass : Pass<"mpmd-merge-fragments", "ModuleOp"> {
+  let summary = "Fuses fragments by rules, e.g. forward and backward of the last stage";
+  let description = [{
+    `rules` lists pairs `A:B` of fragment labels (origins without the call
+    counter, e.g. `layer3:layer3(1)`): the fragments labelled A and B with the
+    same call counter on the same mesh become one program, placed where the
+    later one runs. `merge-last-stage` fuses, on the last mesh of the
+    pipeline, all fragments of each microbatch. A merge that would create a
+    cycle is an error naming the op in between.
+  }];
+  let options = [
+    ListOption<"rules", "rules", "std::string", "A:B pairs of fragment labels">,
+    Option<"mergeLastStage", "merge-last-stage", "bool", /*default=*/"false",
+           "Fuse each microbatch's fragments on the last mesh">,
+  ];
+}
+
+#endif // MPMD_TRANSFORMS_OPTIMIZE_PASSES_TD

@@ -1,0 +1,123 @@
+//===- FragmentUtils.cpp - Helpers shared by passes on fragments ----------===//
+
+#include "mpmd/Transforms/Common/FragmentUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+std::string FragmentInfo::label() const {
+  std::string text;
+  for (auto [index, origin] : llvm::enumerate(origins))
+    text += (index ? "+" : "") + origin;
+  return text;
+}
+
+std::string FragmentInfo::key() const {
+  std::string text = label();
+  if (callCounter)
+    text += "#" + std::to_string(*callCounter);
+  return text;
+}
+
+FragmentInfo mlir::mpmd::getFragmentInfo(FragmentOp fragment) {
+  FragmentInfo info;
+  bool forward = false, backward = false;
+  for (Attribute attr : fragment.getOrigin()) {
+    auto origin = cast<UserOriginAttr>(attr);
+    std::string text = origin.getUserName().getValue().str();
+    if (origin.getTransposeCount()) {
+      text += "(" + std::to_string(origin.getTransposeCount()) + ")";
+      backward = true;
+    } else {
+      forward = true;
+    }
+    info.origins.push_back(std::move(text));
+  }
+  info.kind = forward && backward ? 2 : (backward ? 1 : 0);
+  if (IntegerAttr stage = fragment.getStageIdAttr())
+    info.stage = stage.getInt();
+  if (auto counter = fragment->getAttrOfType<IntegerAttr>(
+          MpmdDialect::kCallCounterAttrName))
+    info.callCounter = counter.getValue().getZExtValue();
+  info.mesh = fragment.getMeshName().str();
+  return info;
+}
+
+FragmentOp mlir::mpmd::mergeFragments(FragmentOp first, FragmentOp second,
+                                      FragmentOp anchor) {
+  OpBuilder builder(anchor);
+  llvm::SetVector<Value> operands;
+  operands.insert(first.getOperands().begin(), first.getOperands().end());
+  for (Value operand : second.getOperands())
+    if (operand.getDefiningOp() != first)
+      operands.insert(operand);
+
+  SmallVector<Attribute> origins(first.getOrigin().begin(),
+                                 first.getOrigin().end());
+  for (Attribute origin : second.getOrigin())
+    if (!llvm::is_contained(origins, origin))
+      origins.push_back(origin);
+  IntegerAttr stage =
+      first.getStageIdAttr() ? first.getStageIdAttr() : second.getStageIdAttr();
+
+  SmallVector<Type> resultTypes(first.getResultTypes());
+  resultTypes.append(second.getResultTypes().begin(),
+                     second.getResultTypes().end());
+  auto merged = FragmentOp::create(
+      builder, anchor.getLoc(), resultTypes, operands.getArrayRef(),
+      builder.getArrayAttr(origins), first.getMeshNameAttr(), stage,
+      /*in_shardings=*/nullptr, /*out_shardings=*/nullptr);
+  for (FragmentOp part : {first, second})
+    for (NamedAttribute attr : part->getDiscardableAttrs())
+      if (!merged->hasAttr(attr.getName()))
+        merged->setAttr(attr.getName(), attr.getValue());
+
+  Block *body = builder.createBlock(&merged.getRegion());
+  llvm::DenseMap<Value, unsigned> operandIndex;
+  for (auto [index, operand] : llvm::enumerate(operands)) {
+    operandIndex[operand] = index;
+    body->addArgument(
+        cast<MeshTensorType>(operand.getType()).getGlobalTensorType(),
+        operand.getLoc());
+  }
+  auto argFor = [&](Value operand) -> Value {
+    return body->getArgument(operandIndex.lookup(operand));
+  };
+
+  Block &firstBody = first.getRegion().front();
+  Block &secondBody = second.getRegion().front();
+  Operation *firstReturn = firstBody.getTerminator();
+  Operation *secondReturn = secondBody.getTerminator();
+  for (auto [arg, operand] :
+       llvm::zip(firstBody.getArguments(), first.getOperands()))
+    arg.replaceAllUsesWith(argFor(operand));
+  for (auto [arg, operand] :
+       llvm::zip(secondBody.getArguments(), second.getOperands())) {
+    if (auto result = dyn_cast<OpResult>(operand);
+        result && result.getOwner() == first)
+      arg.replaceAllUsesWith(firstReturn->getOperand(result.getResultNumber()));
+    else
+      arg.replaceAllUsesWith(argFor(operand));
+  }
+  SmallVector<Value> returned(firstReturn->getOperands());
+  returned.append(secondReturn->getOperands().begin(),
+                  secondReturn->getOperands().end());
+  firstReturn->erase();
+  secondReturn->erase();
+  body->getOperations().splice(body->end(), firstBody.getOperations());
+  body->getOperations().splice(body->end(), secondBody.getOperations());
+  OpBuilder atEnd = OpBuilder::atBlockEnd(body);
+  ReturnOp::create(atEnd, anchor.getLoc(), returned);
+
+  unsigned numFirst = first.getNumResults();
+  for (auto [index, result] : llvm::enumerate(first.getResults()))
+    result.replaceAllUsesWith(merged.getResult(index));
+  for (auto [index, result] : llvm::enumerate(second.getResults()))
+    result.replaceAllUsesWith(merged.getResult(numFirst + index));
+  second.erase();
+  first.erase();
+  return merged;
+}

@@ -1,0 +1,309 @@
+//===- Schedule.cpp - Apply a pipeline schedule ---------------------------===//
+//
+// The schedule gives each mesh an order of its user fragments; consecutive
+// fragments in that order become ordering edges. With the data dependencies
+// they form a graph whose topological sort (ties broken by the original
+// position, so unrelated ops stay put) is the new op order of the entry
+// function. Inferred fragments and transfers have no schedule edges: they go
+// wherever their data lets them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/Transforms/Common/FragmentUtils.h"
+#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Optimize/Passes.h"
+#include "mpmd/Transforms/Optimize/Schedules.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <queue>
+
+namespace mlir::mpmd {
+#define GEN_PASS_DEF_SCHEDULEPASS
+#include "mpmd/Transforms/Optimize/Passes.h.inc"
+} // namespace mlir::mpmd
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+namespace {
+
+constexpr StringLiteral kScheduleAttrName = "mpmd.schedule";
+
+std::string describe(Operation *op) {
+  if (auto fragment = dyn_cast<FragmentOp>(op)) {
+    FragmentInfo info = getFragmentInfo(fragment);
+    return "'" + (info.origins.empty() ? std::string("inferred fragment")
+                                       : info.key()) +
+           "' on " + info.mesh;
+  }
+  if (auto transfer = dyn_cast<TransferOp>(op))
+    return "transfer " + transfer.getTensor().getType().getMeshName().str() +
+           " -> " + transfer.getType().getMeshName().str();
+  return "'" + op->getName().getStringRef().str() + "'";
+}
+
+class Scheduler {
+public:
+  Scheduler(func::FuncOp func, ScheduleKind kind, StringRef scheduleName)
+      : func(func), block(func.getBody().front()), kind(kind),
+        scheduleName(scheduleName) {}
+
+  LogicalResult run() {
+    for (Operation &op : block.without_terminator()) {
+      index[&op] = nodes.size();
+      nodes.push_back(&op);
+    }
+    auto topology =
+        func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+    llvm::MapVector<StringRef, SmallVector<FragmentOp>> byMesh;
+    for (StringRef mesh : topology.getMeshNames())
+      byMesh[mesh];
+    for (auto fragment : block.getOps<FragmentOp>())
+      if (fragment.isUserFragment())
+        byMesh[fragment.getMeshName()].push_back(fragment);
+    SmallVector<StringRef> ranked = rankMeshes(byMesh);
+    for (auto [rank, mesh] : llvm::enumerate(ranked)) {
+      FailureOr<SmallVector<FragmentOp>> order =
+          orderOf(mesh, byMesh[mesh], rank, ranked.size());
+      if (failed(order))
+        return failure();
+      for (unsigned i = 1; i < order->size(); ++i)
+        scheduleEdges.emplace_back((*order)[i - 1], (*order)[i]);
+    }
+    return sortAndReorder();
+  }
+
+private:
+  /// Pipeline position: by the smallest stage of a mesh's fragments when all
+  /// have stages, else topology order.
+  SmallVector<StringRef>
+  rankMeshes(llvm::MapVector<StringRef, SmallVector<FragmentOp>> &byMesh) {
+    SmallVector<StringRef> meshes;
+    bool allStaged = true;
+    llvm::StringMap<int64_t> firstStage;
+    for (auto &[mesh, fragments] : byMesh) {
+      meshes.push_back(mesh);
+      int64_t lowest = std::numeric_limits<int64_t>::max();
+      for (FragmentOp fragment : fragments) {
+        if (!fragment.getStageIdAttr())
+          allStaged = false;
+        else
+          lowest = std::min(lowest, fragment.getStageIdAttr().getInt());
+      }
+      firstStage[mesh] = lowest;
+    }
+    if (allStaged)
+      llvm::stable_sort(meshes, [&](StringRef a, StringRef b) {
+        return firstStage[a] < firstStage[b];
+      });
+    return meshes;
+  }
+
+  FailureOr<SmallVector<FragmentOp>> orderOf(StringRef mesh,
+                                             ArrayRef<FragmentOp> fragments,
+                                             unsigned rank, unsigned count) {
+    SmallVector<FragmentInfo> infos;
+    for (FragmentOp fragment : fragments)
+      infos.push_back(getFragmentInfo(fragment));
+    if (kind == ScheduleKind::kExplicit)
+      return explicitOrder(mesh, fragments, infos);
+    std::string error;
+    std::optional<std::vector<unsigned>> order =
+        orderFragments(kind, infos, rank, count, error);
+    if (!order)
+      return func.emitError() << "pipeline schedule " << scheduleName
+                              << " cannot order mesh \"" << mesh
+                              << "\": " << error;
+    SmallVector<FragmentOp> result;
+    for (unsigned i : *order)
+      result.push_back(fragments[i]);
+    return result;
+  }
+
+  FailureOr<SmallVector<FragmentOp>>
+  explicitOrder(StringRef mesh, ArrayRef<FragmentOp> fragments,
+                ArrayRef<FragmentInfo> infos) {
+    auto table = func->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+    if (!table)
+      return func.emitError()
+             << "the explicit schedule needs a '" << kScheduleAttrName
+             << "' attribute on @" << func.getSymName()
+             << ": a dictionary from mesh name to an array of fragment keys";
+    llvm::StringMap<FragmentOp> byKey;
+    for (auto [fragment, info] : llvm::zip(fragments, infos))
+      if (!byKey.try_emplace(info.key(), fragment).second)
+        return FragmentOp(fragment).emitOpError()
+               << "shares the key '" << info.key() << "' with another "
+               << "fragment on mesh \"" << mesh
+               << "\"; give microbatches call counters to tell them apart";
+    for (NamedAttribute entry : table)
+      if (!func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName)
+               .hasMesh(entry.getName()))
+        return func.emitError() << "the schedule names mesh \""
+                                << entry.getName().getValue()
+                                << "\", which is not in the topology";
+    auto list = table.getAs<ArrayAttr>(mesh);
+    if (!list) {
+      if (fragments.empty())
+        return SmallVector<FragmentOp>();
+      return func.emitError()
+             << "the schedule has no order for mesh \"" << mesh
+             << "\", which runs " << fragments.size() << " fragments";
+    }
+    SmallVector<FragmentOp> order;
+    llvm::StringSet<> placed;
+    for (Attribute attr : list) {
+      auto key = dyn_cast<StringAttr>(attr);
+      if (!key)
+        return func.emitError() << "the schedule of mesh \"" << mesh
+                                << "\" must list fragment keys as strings";
+      FragmentOp fragment = byKey.lookup(key.getValue());
+      if (!fragment) {
+        InFlightDiagnostic diag = func.emitError()
+                                  << "the schedule of mesh \"" << mesh
+                                  << "\" names '" << key.getValue()
+                                  << "', which is not a fragment there; "
+                                     "fragments on that mesh: ";
+        llvm::interleaveComma(infos, diag, [&](const FragmentInfo &info) {
+          diag << "'" << info.key() << "'";
+        });
+        return diag;
+      }
+      if (!placed.insert(key.getValue()).second)
+        return func.emitError() << "the schedule of mesh \"" << mesh
+                                << "\" lists '" << key.getValue()
+                                << "' twice";
+      order.push_back(fragment);
+    }
+    for (const FragmentInfo &info : infos)
+      if (!placed.contains(info.key()))
+        return func.emitError() << "the schedule of mesh \"" << mesh
+                                << "\" does not place fragment '" << info.key()
+                                << "'; list every fragment of the mesh";
+    return order;
+  }
+
+  LogicalResult sortAndReorder() {
+    unsigned n = nodes.size();
+    std::vector<SmallVector<unsigned>> successors(n);
+    std::vector<SmallVector<std::pair<unsigned, bool>>> predecessors(n);
+    std::vector<unsigned> indegree(n, 0);
+    auto addEdge = [&](unsigned from, unsigned to, bool bySchedule) {
+      successors[from].push_back(to);
+      predecessors[to].push_back({from, bySchedule});
+      ++indegree[to];
+    };
+    for (auto [to, op] : llvm::enumerate(nodes)) {
+      llvm::SmallPtrSet<Operation *, 8> seen;
+      op->walk([&](Operation *nested) {
+        for (Value operand : nested->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def)
+            continue;
+          def = block.findAncestorOpInBlock(*def);
+          if (def && def != op && index.count(def) && seen.insert(def).second)
+            addEdge(index[def], to, /*bySchedule=*/false);
+        }
+      });
+    }
+    for (auto [from, to] : scheduleEdges)
+      addEdge(index[from], index[to], /*bySchedule=*/true);
+
+    std::priority_queue<unsigned, std::vector<unsigned>, std::greater<>> ready;
+    for (unsigned i = 0; i < n; ++i)
+      if (indegree[i] == 0)
+        ready.push(i);
+    std::vector<unsigned> sorted;
+    while (!ready.empty()) {
+      unsigned next = ready.top();
+      ready.pop();
+      sorted.push_back(next);
+      for (unsigned succ : successors[next])
+        if (--indegree[succ] == 0)
+          ready.push(succ);
+    }
+    if (sorted.size() != n)
+      return reportCycle(indegree, predecessors);
+    Operation *terminator = block.getTerminator();
+    for (unsigned i : sorted)
+      nodes[i]->moveBefore(terminator);
+    return success();
+  }
+
+  /// Walks back along unsorted predecessors until a node repeats.
+  LogicalResult reportCycle(
+      const std::vector<unsigned> &indegree,
+      const std::vector<SmallVector<std::pair<unsigned, bool>>> &predecessors) {
+    unsigned start = 0;
+    while (indegree[start] == 0)
+      ++start;
+    std::vector<int> seenAt(nodes.size(), -1);
+    SmallVector<std::pair<unsigned, bool>> path; // node, reached by schedule
+    unsigned current = start;
+    bool bySchedule = false;
+    while (seenAt[current] < 0) {
+      seenAt[current] = path.size();
+      path.push_back({current, bySchedule});
+      for (auto [pred, schedule] : predecessors[current])
+        if (indegree[pred] != 0) {
+          current = pred;
+          bySchedule = schedule;
+          break;
+        }
+    }
+    // The cycle runs from path[seenAt[current]] back to `current`; print it
+    // in execution order.
+    SmallVector<std::pair<unsigned, bool>> cycle(path.begin() + seenAt[current],
+                                                 path.end());
+    std::reverse(cycle.begin(), cycle.end());
+    InFlightDiagnostic diag = nodes[cycle.front().first]->emitError()
+                              << "pipeline schedule " << scheduleName
+                              << " contradicts the data flow; cycle: ";
+    for (auto [position, step] : llvm::enumerate(cycle)) {
+      if (position)
+        diag << (cycle[position - 1].second ? " -(schedule)-> " : " -> ");
+      diag << describe(nodes[step.first]);
+    }
+    diag << (cycle.back().second ? " -(schedule)-> " : " -> ")
+         << describe(nodes[cycle.front().first]);
+    return diag;
+  }
+
+  func::FuncOp func;
+  Block &block;
+  ScheduleKind kind;
+  StringRef scheduleName;
+  SmallVector<Operation *> nodes;
+  llvm::DenseMap<Operation *, unsigned> index;
+  SmallVector<std::pair<Operation *, Operation *>> scheduleEdges;
+};
+
+struct SchedulePass
+    : public mlir::mpmd::impl::SchedulePassBase<SchedulePass> {
+  using SchedulePassBase::SchedulePassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
+    if (!kind) {
+      module.emitError() << "unknown pipeline schedule '" << schedule
+                         << "'; expected none, gpipe, 1f1b, interleaved-1f1b "
+                            "or explicit";
+      return signalPassFailure();
+    }
+    if (*kind == ScheduleKind::kNone)
+      return;
+    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
+    if (failed(entries))
+      return signalPassFailure();
+    for (func::FuncOp func : *entries) {
+      Scheduler scheduler(func, *kind, schedule);
+      if (failed(scheduler.run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

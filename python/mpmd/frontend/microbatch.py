@@ -1,0 +1,179 @@
+"""Microbatches: `mpmd.call`, `mpmd.fori_loop`, `mpmd.scan_microbatches`.
+
+A pipeline schedule interleaves the microbatches of a step, so the compiler
+has to know which microbatch each named computation belongs to. The front
+end records it as the *call counter*: every named computation traced inside
+`mpmd.call(fn, call_counter=i)` carries `i`, lowered (under
+`emit_named_computations()`, i.e. by `mpmd.jit`) as the discardable
+attribute `call_counter = i : ui32` of its `mpmd.named_computation`:
+
+    "mpmd.named_computation"(%x) <{origin = #mpmd.user_origin<"layer1">}>
+        ({...}) {call_counter = 3 : ui32}
+
+The fragments the compiler makes of it keep the attribute, and
+`Lowered.mesh_order()` labels them `layer1#3`.
+
+Gradient accumulation over `m` microbatches, the typical use::
+
+    def train_step(params, xs, ys):   # xs: [m, b, d] stacked microbatches
+        def body(i, acc):
+            loss, g = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
+            return jax.tree.map(jnp.add, acc, (loss, g))
+        zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+        loss, grads = mpmd.fori_loop(0, m, body, zeros)
+        params = jax.tree.map(lambda p, g: p - 0.1 * g / m, params, grads)
+        return params, loss / m
+
+Each layer's forward (`"layer1"`) and backward (`"layer1"(1)`) of iteration
+`i` carry counter `i`.
+
+Rules:
+
+* The counter is a primitive parameter of `named_computation_p`: set when
+  the computation is traced, copied by the JVP, transpose, batching and
+  dead-code rules onto what they produce. It therefore survives
+  `jax.grad`/`vjp`/`value_and_grad`/`linearize`/`checkpoint`/`vmap`, both
+  as grad-of-call (`jax.grad(mpmd.call(f, call_counter=i))`: the backward
+  pass is built after the call returned, from the forward's parameter) and
+  as call-of-grad (`mpmd.call(jax.grad(f), call_counter=i)`).
+* Nested `mpmd.call`: the innermost counter wins. A named computation
+  traced outside any `mpmd.call` has no counter.
+* The counter is part of JAX's trace context, so a `jax.jit`-wrapped
+  function called under two counters is traced once per counter.
+* Only named computations carry counters; `named_tensor` does not.
+* A named computation is labelled by the counter in effect when it is
+  *traced*: code that first runs after the call returned (e.g. the
+  backward of a `jax.custom_vjp` that calls a new named computation) gets
+  the counter of the enclosing call, if any.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Any, Callable, TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from mpmd.frontend.primitives import (
+    FrontendError,
+    call_counter_scope,
+    check_call_counter,
+)
+
+__all__ = ["InvalidLoopBoundsError", "call", "fori_loop", "scan_microbatches"]
+
+C = TypeVar("C")
+
+
+class InvalidLoopBoundsError(FrontendError, ValueError):
+    """The bounds of `mpmd.fori_loop` (or the length of
+    `mpmd.scan_microbatches`) are not static Python ints."""
+
+
+def call(fn: Callable[..., Any], *, call_counter: int) -> Callable[..., Any]:
+    """`fn`, with every named computation traced inside it (and every
+    derivative of one) labelled with microbatch `call_counter`.
+
+    `call_counter` must be an int in [0, 2**32 - 1] (it lowers to a `ui32`);
+    otherwise `InvalidCallCounterError`. In nested calls the innermost
+    counter wins.
+    """
+    counter = check_call_counter(call_counter)
+    if not callable(fn):
+        raise FrontendError(
+            f"mpmd.call expects a callable, got {type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        with call_counter_scope(counter):
+            return fn(*args, **kwargs)
+
+    return wrapped
+
+
+def _static_int(value: object, what: str) -> int:
+    if isinstance(value, jax.core.Tracer):
+        raise InvalidLoopBoundsError(
+            f"{what} must be a static Python int (the loop is unrolled at "
+            f"trace time), got a traced value {value!r}; pass a Python int "
+            "or mark it static")
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidLoopBoundsError(
+            f"{what} must be a static Python int, got {value!r}")
+    try:
+        return operator.index(value)  # int, np.integer, 0-d int arrays
+    except TypeError:
+        raise InvalidLoopBoundsError(
+            f"{what} must be a static Python int, got {value!r} of type "
+            f"{type(value).__name__}") from None
+
+
+def fori_loop(lower: int, upper: int, body: Callable[[int, C], C],
+              init: C) -> C:
+    """`jax.lax.fori_loop` whose iterations are microbatches.
+
+    The loop is unrolled at trace time: iteration `i` runs
+    `mpmd.call(body, call_counter=i - lower)(i, carry)`, so microbatch
+    counters start at 0 whatever `lower` is. `i` is passed as a Python int,
+    so `xs[i]` is a static slice and Python control flow on `i` works.
+    `lower` and `upper` must be static ints (`InvalidLoopBoundsError`
+    otherwise); when `upper <= lower`, `init` is returned unchanged.
+    """
+    lo = _static_int(lower, "fori_loop lower bound")
+    hi = _static_int(upper, "fori_loop upper bound")
+    if not callable(body):
+        raise FrontendError(
+            f"mpmd.fori_loop expects a callable body, got "
+            f"{type(body).__name__}")
+    if hi - lo - 1 > 2**32 - 1:
+        raise InvalidLoopBoundsError(
+            f"fori_loop({lo}, {hi}) has {hi - lo} iterations; call counters "
+            "are ui32, so at most 2**32")
+    carry = init
+    for i in range(lo, hi):
+        carry = call(body, call_counter=i - lo)(i, carry)
+    return carry
+
+
+def scan_microbatches(fn: Callable[[C, Any], tuple[C, Any]], init: C,
+                      xs: Any, length: int | None = None) -> tuple[C, Any]:
+    """`jax.lax.scan` (same argument order) whose iterations are
+    microbatches.
+
+    Unrolled at trace time: with `x_i` the i-th slice of every leaf of
+    `xs` along its leading axis, iteration `i` runs
+    `mpmd.call(fn, call_counter=i)(carry, x_i)` and returns
+    `(carry, y_i)`; the result is the final carry and the `y_i` stacked
+    along a new leading axis (`None` when `fn` returns `None` for y).
+    The number of iterations is the leading dimension of the leaves of `xs`
+    (all equal), or `length` when `xs` is None.
+    """
+    leaves = jax.tree.leaves(xs)
+    sizes = {np.shape(x)[0] if np.ndim(x) else None for x in leaves}
+    if None in sizes:
+        raise InvalidLoopBoundsError(
+            "scan_microbatches: every leaf of xs needs a leading "
+            "(microbatch) axis; got a scalar")
+    if length is not None:
+        length = _static_int(length, "scan_microbatches length")
+        sizes.add(length)
+    if not sizes:
+        raise InvalidLoopBoundsError(
+            "scan_microbatches needs xs with a leading (microbatch) axis or "
+            "a static length")
+    if len(sizes) != 1:
+        raise InvalidLoopBoundsError(
+            "scan_microbatches: the leaves of xs (and length) disagree on "
+            f"the number of microbatches: {sorted(sizes)}")
+    (count,) = sizes
+    carry, ys = init, []
+    for i in range(count):
+        x_i = jax.tree.map(lambda x: x[i], xs)  # noqa: B023
+        carry, y = call(fn, call_counter=i)(carry, x_i)
+        ys.append(y)
+    if not ys or all(y is None for y in ys):
+        return carry, None
+    return carry, jax.tree.map(lambda *ys_: jnp.stack(ys_), *ys)

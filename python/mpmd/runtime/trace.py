@@ -1,0 +1,483 @@
+"""Traces of runs: what ran where, and when.
+
+    result, trace = compiled.run_traced(params, batch)
+    print(trace.mesh_order_text())
+    trace.write_chrome_json("run.json")   # open in Perfetto / chrome://tracing
+    trace.write_svg("run.svg")            # a pipeline picture
+
+`TraceRecorder` is the `StepRecorder` that `PlanExecutor.run` calls around
+every step. It waits for each step's results (`jax.block_until_ready`) to
+know when the step ended, so a traced run is serialized: the meshes no longer
+overlap, and the timeline shows each step's own cost, not the concurrency of
+an untraced run. Times are wall-clock microseconds since the run started.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Protocol, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+import jax
+import numpy as np
+
+from mpmd.errors import MpmdError
+from mpmd.runtime.plan import CallStep, ExecutionPlan, Step, TransferStep
+
+__all__ = ["CallEvent", "Kind", "StepRecorder", "Trace", "TraceError",
+           "TraceRecorder", "TransferEvent", "transpose_count"]
+
+Kind = Literal["forward", "backward", "merged", "inferred"]
+
+
+class TraceError(MpmdError):
+    """A recorder was used out of order, or a trace cannot be written."""
+
+
+class StepRecorder(Protocol):
+    """Hooks `PlanExecutor.run` calls around every call and transfer."""
+
+    def before(self, step: Step) -> None:
+        """Just before the step is dispatched."""
+
+    def after(self, step: Step, results: Sequence[Any]) -> None:
+        """Just after the step was dispatched, with its results."""
+
+
+_ORIGIN = re.compile(r"^(?P<name>.*?)(?:\((?P<count>\d+)\))?$", re.DOTALL)
+
+
+def transpose_count(origin: str) -> int:
+    """The transpose count of an origin: `layer1` -> 0, `layer1(2)` -> 2."""
+    match = _ORIGIN.match(origin)
+    count = match.group("count") if match else None
+    return int(count) if count is not None else 0
+
+
+# ------------------------------------------------------------------ events
+
+@dataclass(frozen=True)
+class CallEvent:
+    """One program call on one mesh."""
+
+    mesh: str
+    label: str
+    program: str
+    origins: tuple[str, ...]
+    stage: int | None
+    call_counter: int | None
+    start_us: float
+    end_us: float
+    inputs: tuple[int, ...] = ()
+    outputs: tuple[int, ...] = ()
+
+    @property
+    def duration_us(self) -> float:
+        return self.end_us - self.start_us
+
+    @property
+    def kind(self) -> Kind:
+        """forward (all transpose counts 0), backward (all >= 1), merged
+        (both), or inferred (no origin: code mesh inference placed)."""
+        if not self.origins:
+            return "inferred"
+        counts = {transpose_count(o) > 0 for o in self.origins}
+        if counts == {False}:
+            return "forward"
+        return "backward" if counts == {True} else "merged"
+
+    @property
+    def short_label(self) -> str:
+        """`F3` / `B3` / `FB3` with a call counter, else the label."""
+        if self.call_counter is not None and self.kind != "inferred":
+            prefix = {"forward": "F", "backward": "B", "merged": "FB"}
+            return f"{prefix[self.kind]}{self.call_counter}"
+        return self.label
+
+
+@dataclass(frozen=True)
+class TransferEvent:
+    """One array moved from mesh `source` to mesh `target`."""
+
+    source: str
+    target: str
+    nbytes: int
+    tensor: str
+    input: int
+    output: int
+    start_us: float
+    end_us: float
+
+    @property
+    def duration_us(self) -> float:
+        return self.end_us - self.start_us
+
+
+# ------------------------------------------------------------------ trace
+
+_COLORS: dict[str, str] = {
+    "forward": "#4e79a7", "backward": "#f28e2b", "merged": "#9c6ade",
+    "inferred": "#b0b0b0",
+}
+_PID = 1
+
+
+@dataclass
+class Trace:
+    """The calls and transfers of one run, per mesh, in time."""
+
+    meshes: tuple[str, ...]
+    calls: list[CallEvent] = field(default_factory=list)
+    transfers: list[TransferEvent] = field(default_factory=list)
+    total_us: float = 0.0
+
+    # -- queries
+
+    def calls_on(self, mesh: str) -> list[CallEvent]:
+        """The calls of `mesh` in the order they started."""
+        return sorted((c for c in self.calls if c.mesh == mesh),
+                      key=lambda c: c.start_us)
+
+    def call(self, label: str, mesh: str | None = None) -> CallEvent:
+        """The first call with this label (on `mesh`, if given)."""
+        for event in sorted(self.calls, key=lambda c: c.start_us):
+            if event.label == label and mesh in (None, event.mesh):
+                return event
+        where = f" on mesh {mesh!r}" if mesh else ""
+        raise TraceError(f"no call labelled {label!r}{where} in the trace")
+
+    def end_us(self) -> float:
+        """When the last step ended (or the run, if later)."""
+        ends = [e.end_us for e in [*self.calls, *self.transfers]]
+        return max([self.total_us, *ends])
+
+    def mesh_order(self) -> dict[str, list[str]]:
+        """Per mesh, the labels of its calls in the order they ran."""
+        return {mesh: [c.label for c in self.calls_on(mesh)]
+                for mesh in self.meshes}
+
+    def mesh_order_text(self) -> str:
+        """One line per mesh: `m1: layer0 layer1 layer1(1) layer0(1)`."""
+        return "\n".join(f"{mesh}: {' '.join(labels)}".rstrip()
+                         for mesh, labels in self.mesh_order().items())
+
+    # -- Chrome trace event format
+
+    def to_chrome_json(self) -> dict[str, Any]:
+        """The trace in Chrome's trace event format (JSON object form): one
+        process `mpmd`, one thread per mesh plus one for transfers, complete
+        events for steps, and flow arrows producer -> transfer -> consumer."""
+        tids = {mesh: index + 1 for index, mesh in enumerate(self.meshes)}
+        transfer_tid = len(self.meshes) + 1
+        events: list[dict[str, Any]] = [_meta("process_name", 0,
+                                              {"name": "mpmd"})]
+        for name, tid in [*tids.items(), ("transfers", transfer_tid)]:
+            events.append(_meta("thread_name", tid, {"name": name}))
+            events.append(_meta("thread_sort_index", tid,
+                                {"sort_index": tid}))
+        for event in self.calls:
+            events.append({
+                "name": event.label, "cat": event.kind, "ph": "X",
+                "ts": _us(event.start_us), "dur": _us(event.duration_us),
+                "pid": _PID, "tid": tids[event.mesh],
+                "args": {"mesh": event.mesh, "program": event.program,
+                         "origins": list(event.origins),
+                         "stage": event.stage,
+                         "call_counter": event.call_counter},
+            })
+        producers = {v: c for c in self.calls for v in c.outputs}
+        for flow_id, event in enumerate(self.transfers, start=1):
+            events.append({
+                "name": f"{event.source} -> {event.target}",
+                "cat": "transfer", "ph": "X", "ts": _us(event.start_us),
+                "dur": _us(event.duration_us), "pid": _PID,
+                "tid": transfer_tid,
+                "args": {"source": event.source, "target": event.target,
+                         "bytes": event.nbytes, "tensor": event.tensor,
+                         "value": event.output},
+            })
+            # Each point lies inside the slice it binds to.
+            points = []
+            producer = producers.get(event.input)
+            if producer is not None:
+                points.append((tids[producer.mesh], _mid(producer)))
+            points.append((transfer_tid, _mid(event)))
+            consumer = self._consumer(event)
+            if consumer is not None:
+                points.append((tids[consumer.mesh], _mid(consumer)))
+            if len(points) < 2:
+                continue
+            for index, (tid, ts) in enumerate(points):
+                phase = ("s" if index == 0 else
+                         "f" if index == len(points) - 1 else "t")
+                flow = {"name": "transfer", "cat": "transfer", "ph": phase,
+                        "id": flow_id, "ts": _us(ts), "pid": _PID,
+                        "tid": tid}
+                if phase == "f":
+                    flow["bp"] = "e"
+                events.append(flow)
+        return {"traceEvents": events, "displayTimeUnit": "ms",
+                "otherData": {"producer": "mpmd",
+                              "meshes": list(self.meshes),
+                              "total_us": _us(self.total_us)}}
+
+    def _consumer(self, transfer: TransferEvent) -> CallEvent | None:
+        """The first call on the target mesh that uses the moved value."""
+        users = [c for c in self.calls_on(transfer.target)
+                 if transfer.output in c.inputs
+                 and c.start_us >= transfer.start_us]
+        return users[0] if users else None
+
+    def write_chrome_json(self, path: str | os.PathLike[str]) -> None:
+        """Writes `to_chrome_json()` to `path`."""
+        _write(path, json.dumps(self.to_chrome_json(), indent=1))
+
+    # -- SVG picture
+
+    def to_svg(self, width: int = 1000) -> str:
+        """A timeline: one row per mesh, a box per call colored by kind,
+        thin lines for transfers, a time axis below."""
+        return _Svg(self, width).render()
+
+    def write_svg(self, path: str | os.PathLike[str],
+                  width: int = 1000) -> None:
+        """Writes `to_svg(width)` to `path`."""
+        _write(path, self.to_svg(width))
+
+
+def _meta(name: str, tid: int, args: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "ph": "M", "ts": 0, "pid": _PID, "tid": tid,
+            "args": args}
+
+
+def _us(value: float) -> float:
+    return round(value, 3)
+
+
+def _mid(event: CallEvent | TransferEvent) -> float:
+    return event.start_us + event.duration_us / 2
+
+
+def _write(path: str | os.PathLike[str], text: str) -> None:
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(text)
+    except OSError as error:
+        raise TraceError(f"cannot write trace to {os.fspath(path)!r}: "
+                         f"{error.strerror or error}") from error
+
+
+# ------------------------------------------------------------------ SVG
+
+class _Svg:
+    """Lays out a Trace as SVG text."""
+
+    LEFT, RIGHT, TOP = 70, 20, 34
+    ROW, GAP, AXIS = 30, 12, 40
+    FONT = 11
+    CHAR = 0.62 * FONT  # estimated width of one character
+
+    def __init__(self, trace: Trace, width: int):
+        if width < self.LEFT + self.RIGHT + 10:
+            raise TraceError(f"SVG width {width} is too small")
+        self.trace = trace
+        self.width = width
+        self.plot = width - self.LEFT - self.RIGHT
+        self.span = max(trace.end_us(), 1e-3)
+        self.rows = {mesh: i for i, mesh in enumerate(trace.meshes)}
+        self.height = (self.TOP + len(self.rows) * (self.ROW + self.GAP)
+                       + self.AXIS)
+
+    def x(self, us: float) -> float:
+        return self.LEFT + us / self.span * self.plot
+
+    def top(self, mesh: str) -> float:
+        return self.TOP + self.rows[mesh] * (self.ROW + self.GAP)
+
+    def render(self) -> str:
+        out = ['<?xml version="1.0" encoding="UTF-8"?>',
+               f'<svg xmlns="http://www.w3.org/2000/svg" '
+               f'width="{self.width}" height="{self.height}" '
+               f'viewBox="0 0 {self.width} {self.height}" '
+               f'font-family="sans-serif" font-size="{self.FONT}">',
+               f'<rect width="{self.width}" height="{self.height}" '
+               'fill="white"/>']
+        out += self.legend()
+        for mesh in self.trace.meshes:
+            out += self.row(mesh)
+        out += self.transfer_lines()
+        out += self.axis()
+        out.append("</svg>")
+        return "\n".join(out) + "\n"
+
+    def legend(self) -> list[str]:
+        out = ['<g class="legend">']
+        x = self.LEFT
+        for kind, color in _COLORS.items():
+            out.append(f'<rect x="{x}" y="10" width="10" height="10" '
+                       f'fill="{color}"/>')
+            out.append(f'<text x="{x + 14}" y="19">{kind}</text>')
+            x += 14 + len(kind) * self.CHAR + 16
+        out.append("</g>")
+        return out
+
+    def row(self, mesh: str) -> list[str]:
+        y = self.top(mesh)
+        out = [f'<g class="mesh-row" data-mesh={quoteattr(mesh)}>',
+               f'<rect x="{self.LEFT}" y="{y}" width="{self.plot}" '
+               f'height="{self.ROW}" fill="#f4f4f4"/>',
+               f'<text x="{self.LEFT - 8}" y="{y + self.ROW / 2 + 4}" '
+               f'text-anchor="end">{escape(mesh)}</text>']
+        for event in self.trace.calls_on(mesh):
+            x0 = self.x(event.start_us)
+            w = max(self.x(event.end_us) - x0, 1.0)
+            tip = (f"{event.label} on {mesh}: {event.program}, "
+                   f"{event.start_us:.1f}-{event.end_us:.1f} us")
+            out.append(f'<g class="call {event.kind}">')
+            out.append(f"<title>{escape(tip)}</title>")
+            out.append(f'<rect x="{x0:.2f}" y="{y + 2}" width="{w:.2f}" '
+                       f'height="{self.ROW - 4}" fill="{_COLORS[event.kind]}"'
+                       ' stroke="white" stroke-width="0.5"/>')
+            text = self.fit(event.short_label, w)
+            if text:
+                out.append(f'<text x="{x0 + w / 2:.2f}" '
+                           f'y="{y + self.ROW / 2 + 4}" text-anchor="middle" '
+                           f'fill="white">{escape(text)}</text>')
+            out.append("</g>")
+        out.append("</g>")
+        return out
+
+    def fit(self, text: str, width: float) -> str:
+        """`text`, truncated with an ellipsis to fit `width` pixels."""
+        chars = int((width - 4) / self.CHAR)
+        if len(text) <= chars:
+            return text
+        return text[:chars - 1] + "\u2026" if chars >= 2 else ""
+
+    def transfer_lines(self) -> list[str]:
+        out = ['<g class="transfers" stroke="#333" stroke-width="1" '
+               'stroke-opacity="0.7">']
+        for event in self.trace.transfers:
+            if event.source not in self.rows or event.target not in self.rows:
+                continue
+            down = self.rows[event.target] >= self.rows[event.source]
+            y1 = self.top(event.source) + (self.ROW if down else 0)
+            y2 = self.top(event.target) + (0 if down else self.ROW)
+            if event.source == event.target:
+                y1, y2 = self.top(event.source), y1
+            tip = (f"{event.source} -> {event.target}: {event.tensor}, "
+                   f"{event.nbytes} bytes")
+            x1, x2 = self.x(event.start_us), self.x(event.end_us)
+            out.append(f'<line class="transfer" x1="{x1:.2f}" y1="{y1}" '
+                       f'x2="{x2:.2f}" y2="{y2}">'
+                       f'<title>{escape(tip)}</title></line>')
+        out.append("</g>")
+        return out
+
+    def axis(self) -> list[str]:
+        y = self.TOP + len(self.rows) * (self.ROW + self.GAP)
+        step = _tick_step(self.span)
+        in_ms = self.span >= 2000
+        out = ['<g class="axis" stroke="#333">',
+               f'<line x1="{self.LEFT}" y1="{y}" x2="{self.LEFT + self.plot}"'
+               f' y2="{y}"/>']
+        count = int(self.span / step + 1e-9)
+        for index in range(count + 1):
+            us = index * step
+            x = self.x(us)
+            value = us / 1000 if in_ms else us
+            text = f"{value:g} {'ms' if in_ms else 'us'}"
+            out.append(f'<line x1="{x:.2f}" y1="{y}" x2="{x:.2f}" '
+                       f'y2="{y + 5}"/>')
+            out.append(f'<text x="{x:.2f}" y="{y + 17}" stroke="none" '
+                       f'text-anchor="middle">{escape(text)}</text>')
+        out.append("</g>")
+        return out
+
+
+def _tick_step(span: float) -> float:
+    """1, 2 or 5 times a power of ten, giving 4 to 10 ticks over `span`."""
+    raw = span / 8
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if factor * power >= raw:
+            return factor * power
+    return 10 * power  # pragma: no cover - unreachable
+
+
+# ------------------------------------------------------------------ recorder
+
+class TraceRecorder:
+    """Records a Trace while `PlanExecutor.run` executes a plan.
+
+    `after` blocks until the step's results are ready, which serializes the
+    run: use it for tracing only. The clock starts at `start()` (or at the
+    first step); `finish()` returns the trace.
+    """
+
+    def __init__(self, meshes: Sequence[str],
+                 clock: Callable[[], int] = time.perf_counter_ns):
+        self.meshes = tuple(meshes)
+        self._clock = clock
+        self._t0: int | None = None
+        self._pending: tuple[Step, float] | None = None
+        self._trace = Trace(self.meshes)
+
+    @classmethod
+    def for_plan(cls, plan: ExecutionPlan, **kwargs: Any) -> "TraceRecorder":
+        return cls([mesh.name for mesh in plan.meshes], **kwargs)
+
+    def _now_us(self) -> float:
+        if self._t0 is None:
+            self.start()
+        return (self._clock() - self._t0) / 1000.0
+
+    def start(self) -> None:
+        """Starts the clock: times are measured from here."""
+        self._t0 = self._clock()
+
+    def before(self, step: Step) -> None:
+        if self._pending is not None:
+            raise TraceError(f"step {_describe(step)} started before step "
+                             f"{_describe(self._pending[0])} ended")
+        self._pending = (step, self._now_us())
+
+    def after(self, step: Step, results: Sequence[Any]) -> None:
+        if self._pending is None or self._pending[0] is not step:
+            raise TraceError(f"step {_describe(step)} ended without starting")
+        jax.block_until_ready(results)
+        end = self._now_us()
+        start = self._pending[1]
+        self._pending = None
+        if isinstance(step, CallStep):
+            self._trace.calls.append(CallEvent(
+                step.mesh, step.label(), step.program, step.origins,
+                step.stage, step.call_counter, start, end, step.inputs,
+                step.outputs))
+        else:
+            self._trace.transfers.append(TransferEvent(
+                step.source, step.target, _nbytes(step), step.type.short(),
+                step.input, step.output, start, end))
+
+    def finish(self) -> Trace:
+        """The trace so far, its total time measured now."""
+        if self._pending is not None:
+            raise TraceError(f"step {_describe(self._pending[0])} never ended")
+        self._trace.total_us = self._now_us()
+        return self._trace
+
+
+def _nbytes(step: TransferStep) -> int:
+    return int(np.prod(step.type.shape, dtype=np.int64)) * \
+        step.type.dtype.itemsize
+
+
+def _describe(step: Step) -> str:
+    if isinstance(step, CallStep):
+        return f"{step.label()} on {step.mesh}"
+    return f"transfer %{step.input} {step.source} -> {step.target}"
