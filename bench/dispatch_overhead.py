@@ -59,7 +59,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 import mpmd  # noqa: E402
 from mpmd.config import make_config  # noqa: E402
-from mpmd.jit import jit as mpmd_jit  # noqa: E402
+from mpmd.stages import jit as mpmd_jit  # noqa: E402
 
 SHAPE = (8, 8)
 

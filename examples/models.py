@@ -136,3 +136,32 @@ def transformer_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]
         assignment[f"block{index}"] = (meshes[stage], stage)
     assignment["head"] = (meshes[-1], len(meshes) - 1)
     return assignment
+
+
+def transformer_microbatched_step(params, tokens, targets, heads=2, lr=0.05):
+    """One step over stacked microbatches ([m, batch, seq]): each
+    microbatch's gradient is computed in an `mpmd.fori_loop` iteration (its
+    call counter) and accumulated; then one SGD update."""
+    num_microbatches = tokens.shape[0]
+
+    def body(i, acc):
+        loss, grads = jax.value_and_grad(transformer_loss)(
+            params, tokens[i], targets[i], heads)
+        return jax.tree.map(jnp.add, acc, (loss, grads))
+
+    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+    loss, grads = mpmd.fori_loop(0, num_microbatches, body, zeros)
+    params = jax.tree.map(lambda p, g: p - lr * g / num_microbatches,
+                          params, grads)
+    return params, loss / num_microbatches
+
+
+def interleaved_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]:
+    """Virtual stages: block k is stage k, on mesh k mod p (two or more
+    stages per mesh); embed joins stage 0 and head the last stage."""
+    p = len(meshes)
+    assignment: dict[str, Any] = {"embed": (meshes[0], 0)}
+    for index in range(num_blocks):
+        assignment[f"block{index}"] = (meshes[index % p], index)
+    assignment["head"] = (meshes[(num_blocks - 1) % p], num_blocks - 1)
+    return assignment

@@ -31,10 +31,10 @@ _LAZY = {
     "MpmdConfig": "mpmd.config",
     "PartitioningOptions": "mpmd.config",
     "make_config": "mpmd.config",
-    "Compiled": "mpmd.jit",
-    "InputError": "mpmd.jit",
-    "Lowered": "mpmd.jit",
-    "jit": "mpmd.jit",
+    "Compiled": "mpmd.stages",
+    "InputError": "mpmd.stages",
+    "Lowered": "mpmd.stages",
+    "jit": "mpmd.stages",
 }
 
 __all__ = [

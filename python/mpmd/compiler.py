@@ -13,7 +13,8 @@ from typing import NoReturn, Sequence
 from mpmd import _mpmd_compiler
 from mpmd.errors import CompilerError, Diagnostic
 
-__all__ = ["compile_to_plan", "parse", "verify", "run_pipeline"]
+__all__ = ["compile_to_plan", "parse", "run_and_list_fragments",
+           "run_pipeline", "verify"]
 
 DEFAULT_SOURCE_NAME = "<input>"
 
@@ -61,6 +62,20 @@ def compile_to_plan(text: str, pipeline: str, *,
     """
     try:
         return _mpmd_compiler.compile_to_plan(text, pipeline, source_name)
+    except _mpmd_compiler.DiagnosticError as error:
+        _raise_compiler_error(error)
+
+
+def run_and_list_fragments(text: str, pipeline: str, *,
+                           source_name: str = DEFAULT_SOURCE_NAME
+                           ) -> tuple[str, str]:
+    """Runs a pipeline (e.g. `mpmd-import{...}`) and returns the printed
+    module and the JSON list of its user fragments (origins, stage,
+    call_counter, mesh, kind, label, key) that schedules are written over.
+    """
+    try:
+        return _mpmd_compiler.run_and_list_fragments(text, pipeline,
+                                                     source_name)
     except _mpmd_compiler.DiagnosticError as error:
         _raise_compiler_error(error)
 

@@ -28,6 +28,19 @@ class PartitioningOptions:
     # Turn a sum (max, ...) of values from several meshes into a cross-mesh
     # reduction.
     infer_cross_mesh_reductions: bool = False
+    # A built-in name ("gpipe", "1f1b", "interleaved-1f1b",
+    # "zero-bubble-h1"), a table {mesh: [fragment, ...]}, or a comparator
+    # before(a, b) -> bool over mpmd.schedules.FragmentInfo. None keeps the
+    # program order.
+    pipeline_schedule: Any = None
+    # Pairs of fragment labels to fuse per microbatch, e.g.
+    # [("layer3", "layer3(1)")], or a predicate over two FragmentInfo.
+    fragment_merge_rules: Any = ()
+    # Fuse each microbatch's forward and backward on the last stage.
+    merge_last_stage: bool = False
+    # Split backward fragments into input- and weight-gradient parts (needed
+    # by zero-bubble schedules; implied by "zero-bubble-h1").
+    split_backward: bool = False
 
 
 @dataclass(frozen=True)
@@ -132,11 +145,27 @@ def make_config(topology: Mapping[str, Any],
                               f" known: {sorted(known)}")
         options = PartitioningOptions(**partitioning_options)
 
+    _check_schedule(options)
     config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
                         output_mesh_assignment, options)
     for which in ("input_mesh_assignment", "output_mesh_assignment"):
         _check_io_meshes(which, getattr(config, which), topology)
     return config
+
+
+def _check_schedule(options: PartitioningOptions) -> None:
+    from mpmd.schedules import BUILTIN_SCHEDULES  # noqa: PLC0415
+
+    schedule = options.pipeline_schedule
+    if isinstance(schedule, str) and schedule not in BUILTIN_SCHEDULES:
+        raise ConfigError(f"unknown pipeline_schedule {schedule!r}; built-in "
+                          f"schedules: {list(BUILTIN_SCHEDULES)}, or give a "
+                          "table {mesh: [fragment, ...]} or a comparator")
+    if not (schedule is None or isinstance(schedule, (str, dict))
+            or callable(schedule)):
+        raise ConfigError("pipeline_schedule must be a built-in name, a "
+                          "table {mesh: [fragment, ...]} or a comparator "
+                          f"before(a, b) -> bool; got {type(schedule).__name__}")
 
 
 def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None:

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/InitAll.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
+#include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Export/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -25,6 +27,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nanobind/nanobind.h>
@@ -185,9 +188,41 @@ mlir::LogicalResult buildPipeline(llvm::StringRef pipeline,
   return mlir::failure();
 }
 
+/// The user fragments of the entry functions, as schedules see them.
+mlir::FailureOr<std::string> describeFragments(mlir::ModuleOp module) {
+  mlir::FailureOr<llvm::SmallVector<mlir::func::FuncOp>> entries =
+      mlir::mpmd::getEntryFunctions(module);
+  if (mlir::failed(entries))
+    return mlir::failure();
+  llvm::json::Array fragments;
+  for (mlir::func::FuncOp func : *entries)
+    for (auto fragment : func.getBody().getOps<mlir::mpmd::FragmentOp>()) {
+      if (!fragment.isUserFragment())
+        continue;
+      mlir::mpmd::FragmentInfo info = mlir::mpmd::getFragmentInfo(fragment);
+      llvm::json::Array origins;
+      for (const std::string &origin : info.origins)
+        origins.push_back(origin);
+      llvm::json::Object object{{"origins", std::move(origins)},
+                                {"mesh", info.mesh},
+                                {"kind", info.kind},
+                                {"label", info.label()},
+                                {"key", info.key()}};
+      if (info.stage)
+        object["stage"] = *info.stage;
+      if (info.callCounter)
+        object["call_counter"] = *info.callCounter;
+      fragments.push_back(std::move(object));
+    }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(fragments));
+  return text;
+}
+
 CompileOutcome compile(const std::string &text, const std::string *pipeline,
                        bool generic, const std::string &sourceName,
-                       bool withPlan = false) {
+                       bool withPlan = false, bool withFragments = false) {
   CompileOutcome outcome;
   CompilerSession session(outcome.diagnostics);
   mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -223,6 +258,14 @@ CompileOutcome compile(const std::string &text, const std::string *pipeline,
     }
     outcome.plan = std::move(*plan);
   }
+  if (withFragments) {
+    mlir::FailureOr<std::string> infos = describeFragments(*module);
+    if (mlir::failed(infos)) {
+      outcome.failureSummary = "could not list the fragments";
+      return outcome;
+    }
+    outcome.plan = std::move(*infos);
+  }
   outcome.text = printModule(*module, generic);
   return outcome;
 }
@@ -247,11 +290,13 @@ CompileOutcome compileOrRaise(const PythonCategories &categories,
                               const std::string &text,
                               const std::string *pipeline, bool generic,
                               const std::string &sourceName,
-                              bool withPlan = false) {
+                              bool withPlan = false,
+                              bool withFragments = false) {
   CompileOutcome outcome;
   {
     nb::gil_scoped_release release;
-    outcome = compile(text, pipeline, generic, sourceName, withPlan);
+    outcome = compile(text, pipeline, generic, sourceName, withPlan,
+                      withFragments);
   }
   if (outcome.text) {
     for (const CollectedDiagnostic &diag : outcome.diagnostics) {
@@ -331,4 +376,19 @@ NB_MODULE(_mpmd_compiler, m) {
       "Runs `pipeline` (which must end with an exported program, e.g. "
       "'mpmd-import{...},mpmd-export') and returns (printed module, "
       "execution plan as JSON text).");
+
+  m.def(
+      "run_and_list_fragments",
+      [categories](const std::string &text, const std::string &pipeline,
+                   const std::string &sourceName) {
+        CompileOutcome outcome = compileOrRaise(
+            categories, text, &pipeline, /*generic=*/false, sourceName,
+            /*withPlan=*/false, /*withFragments=*/true);
+        return nb::make_tuple(*outcome.text, outcome.plan);
+      },
+      nb::arg("text"), nb::arg("pipeline"),
+      nb::arg("source_name") = "<input>",
+      "Runs `pipeline` (e.g. the import pipeline) and returns (printed "
+      "module, JSON list of its user fragments: origins, stage, "
+      "call_counter, mesh, kind, label, key).");
 }

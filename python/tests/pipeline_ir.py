@@ -115,3 +115,134 @@ def mesh_orders(module_text: str, short: bool = True) -> dict[str, list[str]]:
             label = f'{match["origin"]}#{match["mb"]}'
         orders.setdefault(mesh, []).append(label)
     return orders
+
+
+def pipeline_module_with_weights(p: int, m: int,
+                                 first_stage_input_gradient: bool = True) -> str:
+    """Like `pipeline_module` (v = 1), with a weight per stage, so that each
+    backward fragment has two results as after JAX's transpose: the input
+    gradient, moved to the previous mesh, and the weight gradient,
+    accumulated over microbatches on its own mesh and returned.
+
+    F(s, i) = a * w_s. B(s, i) computes t = g * g from the incoming gradient
+    g, then the input gradient t * w_s and the weight gradient t * a (a the
+    activation F(s, i) read) plus the sum of the earlier microbatches'. The
+    first stage's input gradient goes to the last mesh (as with embeddings
+    tied to the output layer), so it leaves its mesh too; without
+    `first_stage_input_gradient` the first stage computes none, as when the
+    input is data.
+    """
+    meshes = [f"m{r}" for r in range(p)]
+    topology = ", ".join(f'<"{mesh}" : <["x"=1]>>' for mesh in meshes)
+
+    def mt(mesh: str) -> str:
+        return f'!mpmd.mesh_tensor<"{mesh}", {_TENSOR}>'
+
+    arg_types = [mt(meshes[0])] + [mt(meshes[s]) for s in range(p)]
+    result_types = [mt(meshes[s]) for s in range(p)]
+    if first_stage_input_gradient:
+        result_types.append(mt(meshes[-1]))
+    args = ", ".join(f"{name}: {t}" for name, t in
+                     zip(["%x"] + [f"%w{s}" for s in range(p)], arg_types))
+    lines = [f"func.func @main({args}) -> ({', '.join(result_types)})",
+             f"    attributes {{topology = #mpmd.topology<{topology}>}} {{"]
+    counter = 0
+
+    def fresh() -> str:
+        nonlocal counter
+        counter += 1
+        return f"%v{counter}"
+
+    def fragment(mesh: str, origin: str, stage: int, mb: int,
+                 inputs: list[str], body: list[str], returned: list[str]) -> str:
+        result = fresh()
+        arg_list = ", ".join(f"%a{k}: {_TENSOR}" for k in range(len(inputs)))
+        types = ", ".join(mt(mesh) for _ in inputs)
+        results = ", ".join(mt(mesh) for _ in returned)
+        if len(returned) > 1:
+            results = f"({results})"
+            name = f"{result}:{len(returned)}"
+        else:
+            name = result
+        lines.append(
+            f'  {name} = mpmd.fragment<mesh="{mesh}", origin=[{origin}], '
+            f'stage={stage}> ({", ".join(inputs)}) {{call_counter = {mb} : ui32}} '
+            f"({arg_list}) {{\n"
+            + "\n".join(f"    {op} : {_TENSOR}" for op in body) + "\n"
+            f"    mpmd.return {', '.join(returned)} : "
+            f"{', '.join(_TENSOR for _ in returned)}\n"
+            f"  }} : ({types}) -> {results}")
+        return result
+
+    def move(value: str, source: str, target: str) -> str:
+        if source == target:
+            return value
+        result = fresh()
+        lines.append(f"  {result} = mpmd.transfer {value} : ({mt(source)}) -> {mt(target)}")
+        return result
+
+    inputs_of: dict[tuple[int, int], str] = {}
+    outputs_of: dict[tuple[int, int], str] = {}
+    for mb in range(m):
+        value, where = "%x", meshes[0]
+        for s in range(p):
+            value = move(value, where, meshes[s])
+            inputs_of[(s, mb)] = value
+            value = fragment(meshes[s], f'"s{s}"', s, mb, [value, f"%w{s}"],
+                             ["%y = stablehlo.multiply %a0, %a1"], ["%y"])
+            outputs_of[(s, mb)] = value
+            where = meshes[s]
+    accumulated: dict[int, str] = {}
+    input_gradients: list[str] = []
+    for mb in range(m):
+        grad, where = outputs_of[(p - 1, mb)], meshes[p - 1]
+        for s in reversed(range(p)):
+            grad = move(grad, where, meshes[s])
+            inputs = [grad, inputs_of[(s, mb)], f"%w{s}"]
+            body = ["%t = stablehlo.multiply %a0, %a0",
+                    "%dx = stablehlo.multiply %t, %a2",
+                    "%dw = stablehlo.multiply %t, %a1"]
+            weight_gradient = "%dw"
+            if s in accumulated:
+                inputs.append(accumulated[s])
+                body.append("%sum = stablehlo.add %dw, %a3")
+                weight_gradient = "%sum"
+            with_dx = s > 0 or first_stage_input_gradient
+            result = fragment(meshes[s], f'"s{s}"(1)', s, mb, inputs, body,
+                              (["%dx"] if with_dx else []) + [weight_gradient])
+            if with_dx:
+                grad, accumulated[s] = f"{result}#0", f"{result}#1"
+            else:
+                accumulated[s] = result
+            where = meshes[s]
+        if first_stage_input_gradient:
+            input_gradients.append(move(grad, meshes[0], meshes[-1]))
+    outs = [accumulated[s] for s in range(p)]
+    if first_stage_input_gradient:
+        # Only the last microbatch's gradient of x is returned; the others
+        # still leave the first mesh.
+        outs.append(input_gradients[-1])
+    lines.append(f"  func.return {', '.join(outs)} : {', '.join(result_types)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+_ANY_FRAGMENT = re.compile(
+    r'mpmd\.fragment<mesh="(?P<mesh>[^"]+)", origin=\[(?P<origin>[^\]]*)\]'
+    r'[^>]*> \([^)]*\) \{(?P<attrs>[^}]*)\}')
+
+
+def split_mesh_orders(module_text: str) -> dict[str, list[str]]:
+    """Per mesh, the fragments in program order as `F3`, `B3` (input
+    gradient, or a backward left whole) and `W3` (weight gradient)."""
+    orders: dict[str, list[str]] = {}
+    for match in _ANY_FRAGMENT.finditer(module_text):
+        counter = re.search(r"call_counter = (\d+)", match["attrs"])
+        if counter is None:
+            continue
+        if "mpmd.weight_gradient" in match["attrs"]:
+            kind = "W"
+        else:
+            kind = "B" if "(" in match["origin"] else "F"
+        orders.setdefault(match["mesh"], []).append(kind + counter[1])
+    return orders

@@ -10,7 +10,7 @@ import pytest
 
 import mpmd
 from mpmd.config import ConfigError, make_config
-from mpmd.jit import InputError, jit
+from mpmd.stages import InputError, jit
 
 
 def meshes(count: int, axis: str = "x") -> dict[str, jax.sharding.Mesh]:

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
 import models  # noqa: E402
 
 from mpmd.config import make_config  # noqa: E402
-from mpmd.jit import jit  # noqa: E402
+from mpmd.stages import jit  # noqa: E402
 
 MESHES = ["m1", "m2", "m3", "m4"]
 

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
 import models  # noqa: E402
 
 from mpmd.config import make_config  # noqa: E402
-from mpmd.jit import jit  # noqa: E402
+from mpmd.stages import jit  # noqa: E402
 from mpmd.runtime.plan import CallStep, TensorSpec, TransferStep  # noqa: E402
 from mpmd.runtime.trace import (  # noqa: E402
     CallEvent, Trace, TraceError, TraceRecorder, transpose_count)

@@ -12,6 +12,8 @@ std::string FragmentInfo::label() const {
   std::string text;
   for (auto [index, origin] : llvm::enumerate(origins))
     text += (index ? "+" : "") + origin;
+  if (kind == 3)
+    text += "[w]";
   return text;
 }
 
@@ -37,6 +39,8 @@ FragmentInfo mlir::mpmd::getFragmentInfo(FragmentOp fragment) {
     info.origins.push_back(std::move(text));
   }
   info.kind = forward && backward ? 2 : (backward ? 1 : 0);
+  if (fragment->hasAttr(kWeightGradientAttrName))
+    info.kind = 3;
   if (IntegerAttr stage = fragment.getStageIdAttr())
     info.stage = stage.getInt();
   if (auto counter = fragment->getAttrOfType<IntegerAttr>(

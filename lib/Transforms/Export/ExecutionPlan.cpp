@@ -195,6 +195,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         step["call_counter"] = counter.getValue().getZExtValue();
       if (auto stage = call->getAttrOfType<IntegerAttr>("mpmd.stage"))
         step["stage"] = stage.getInt();
+      if (call->hasAttr("mpmd.weight_gradient"))
+        step["weight_gradient"] = true;
       steps.push_back(std::move(step));
     } else if (auto transfer = dyn_cast<TransferOp>(op)) {
       ids[transfer.getResult()] = nextId++;

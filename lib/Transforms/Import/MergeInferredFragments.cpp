@@ -1,17 +1,19 @@
 //===- MergeInferredFragments.cpp - Absorb inferred fragments -------------===//
 //
 // Mesh inference leaves one small fragment (empty origin) per nameless op and
-// mesh. Each joins a neighbour on its mesh:
-//   - the closest earlier fragment of the mesh, if every operand of the
-//     inferred fragment is available at that point (the merged fragment sits
-//     where the earlier one was);
-//   - else the closest later fragment of the mesh, if every user of its
-//     results comes at or after that fragment (the merged fragment sits
-//     where the later one was).
-// Fragments only move values of their own mesh, so merging never adds a
-// transfer, and placing the merged fragment at one of the two positions
-// keeps every def before its uses, hence no cycle. Sweeps repeat until
-// nothing merges.
+// mesh. Each one joins a neighbour on its mesh, but only in ways that add no
+// dependency between fragments, so that merging never constrains (or
+// contradicts) a pipeline schedule applied later:
+//   - into its producer P (the latest fragment defining one of its operands)
+//     when its other operands are P's operands or function arguments: P
+//     needs nothing new, and the inferred fragment's users already depended
+//     on P;
+//   - else into its only consumer C, when every use of its results is in C:
+//     C already depended on everything the inferred fragment reads;
+//   - a fragment without operands (constants) is copied into each of its
+//     consumers instead.
+// Anything else stays a fragment of its own. Rounds repeat until nothing
+// merges.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,8 @@
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_MERGEINFERREDFRAGMENTSPASS
@@ -30,94 +34,110 @@ using namespace mlir::mpmd;
 
 namespace {
 
+bool hasShardings(FragmentOp op) {
+  return op.getInShardingsAttr() || op.getOutShardingsAttr();
+}
+
 class FragmentMerger {
 public:
-  explicit FragmentMerger(Block &block) : block(block) {
-    int64_t index = 0;
-    for (Operation &op : block)
-      position[&op] = index++;
-  }
+  explicit FragmentMerger(Block &block) : block(block) {}
 
-  /// One forward and one backward sweep; true if anything merged.
-  bool sweep() {
+  /// One round over the inferred fragments; true if anything merged.
+  bool round() {
+    SmallVector<FragmentOp> inferred;
+    for (auto fragment : block.getOps<FragmentOp>())
+      if (!fragment.isUserFragment() && !hasShardings(fragment))
+        inferred.push_back(fragment);
+    llvm::DenseSet<Operation *> erased;
     bool changed = false;
-    llvm::StringMap<FragmentOp> lastOnMesh;
-    for (Operation &op : llvm::make_early_inc_range(block)) {
-      auto fragment = dyn_cast<FragmentOp>(op);
-      if (!fragment)
+    for (FragmentOp fragment : inferred) {
+      if (erased.contains(fragment))
         continue;
-      StringRef mesh = fragment.getMeshName();
-      FragmentOp previous = lastOnMesh.lookup(mesh);
-      if (previous && !fragment.isUserFragment() && canHoist(fragment, previous)) {
-        lastOnMesh[mesh] = merge(previous, fragment, /*atFirst=*/true);
+      if (fragment.getNumOperands() == 0 &&
+          succeeded(copyIntoConsumers(fragment, erased))) {
         changed = true;
         continue;
       }
-      lastOnMesh[mesh] = fragment;
-    }
-    llvm::StringMap<FragmentOp> nextOnMesh;
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
-      auto fragment = dyn_cast<FragmentOp>(op);
-      if (!fragment)
-        continue;
-      StringRef mesh = fragment.getMeshName();
-      FragmentOp next = nextOnMesh.lookup(mesh);
-      if (next && !fragment.isUserFragment() && canSink(fragment, next)) {
-        nextOnMesh[mesh] = merge(fragment, next, /*atFirst=*/false);
+      if (FragmentOp producer = hoistTarget(fragment)) {
+        erased.insert(producer);
+        erased.insert(fragment);
+        mergeFragments(producer, fragment, producer);
         changed = true;
         continue;
       }
-      nextOnMesh[mesh] = fragment;
+      if (FragmentOp consumer = sinkTarget(fragment)) {
+        erased.insert(consumer);
+        erased.insert(fragment);
+        mergeFragments(fragment, consumer, consumer);
+        changed = true;
+      }
     }
     return changed;
   }
 
 private:
-  int64_t positionOf(Value value) {
-    if (Operation *def = value.getDefiningOp())
-      return position.lookup(block.findAncestorOpInBlock(*def));
-    return -1;
+  /// The fragments of `fragment`'s mesh reading its results, if every user
+  /// is one of them.
+  std::optional<llvm::SetVector<FragmentOp>> consumers(FragmentOp fragment) {
+    llvm::SetVector<FragmentOp> result;
+    for (Operation *user : fragment->getUsers()) {
+      auto consumer = dyn_cast<FragmentOp>(block.findAncestorOpInBlock(*user));
+      if (!consumer || consumer == fragment ||
+          consumer.getMeshName() != fragment.getMeshName() ||
+          hasShardings(consumer))
+        return std::nullopt;
+      result.insert(consumer);
+    }
+    return result;
   }
 
-  static bool hasShardings(FragmentOp op) {
-    return op.getInShardingsAttr() || op.getOutShardingsAttr();
+  FragmentOp hoistTarget(FragmentOp fragment) {
+    FragmentOp producer;
+    for (Value operand : fragment.getOperands()) {
+      auto def = operand.getDefiningOp<FragmentOp>();
+      if (def && def.getMeshName() == fragment.getMeshName() &&
+          (!producer || producer->isBeforeInBlock(def)))
+        producer = def;
+    }
+    if (!producer || hasShardings(producer))
+      return {};
+    for (Value operand : fragment.getOperands())
+      if (operand.getDefiningOp() != producer &&
+          !isa<BlockArgument>(operand) &&
+          !llvm::is_contained(producer.getOperands(), operand))
+        return {};
+    return producer;
   }
 
-  /// `later` can move up to `earlier`: its operands exist there already.
-  bool canHoist(FragmentOp later, FragmentOp earlier) {
-    if (hasShardings(later) || hasShardings(earlier))
-      return false;
-    int64_t target = position.lookup(earlier);
-    for (Value operand : later.getOperands())
-      if (operand.getDefiningOp() != earlier && positionOf(operand) >= target)
-        return false;
-    return true;
+  FragmentOp sinkTarget(FragmentOp fragment) {
+    std::optional<llvm::SetVector<FragmentOp>> users = consumers(fragment);
+    if (!users || users->size() != 1)
+      return {};
+    return users->front();
   }
 
-  /// `earlier` can move down to `later`: nothing uses its results before.
-  bool canSink(FragmentOp earlier, FragmentOp later) {
-    if (hasShardings(later) || hasShardings(earlier))
-      return false;
-    int64_t target = position.lookup(later);
-    for (Value result : earlier.getResults())
-      for (Operation *user : result.getUsers())
-        if (position.lookup(block.findAncestorOpInBlock(*user)) < target)
-          return false;
-    return true;
-  }
-
-  FragmentOp merge(FragmentOp first, FragmentOp second, bool atFirst) {
-    FragmentOp anchor = atFirst ? first : second;
-    int64_t anchorPosition = position.lookup(anchor);
-    position.erase(first);
-    position.erase(second);
-    FragmentOp merged = mergeFragments(first, second, anchor);
-    position[merged] = anchorPosition;
-    return merged;
+  LogicalResult copyIntoConsumers(FragmentOp fragment,
+                                  llvm::DenseSet<Operation *> &erased) {
+    std::optional<llvm::SetVector<FragmentOp>> users = consumers(fragment);
+    if (!users || users->empty())
+      return failure();
+    for (FragmentOp consumer : *users) {
+      OpBuilder builder(consumer);
+      auto copy = cast<FragmentOp>(builder.clone(*fragment));
+      for (auto [result, copied] :
+           llvm::zip(fragment.getResults(), copy.getResults()))
+        result.replaceUsesWithIf(copied, [&](OpOperand &use) {
+          return block.findAncestorOpInBlock(*use.getOwner()) == consumer;
+        });
+      erased.insert(consumer);
+      mergeFragments(copy, consumer, consumer);
+    }
+    erased.insert(fragment);
+    fragment.erase();
+    return success();
   }
 
   Block &block;
-  llvm::DenseMap<Operation *, int64_t> position;
 };
 
 struct MergeInferredFragmentsPass
@@ -130,7 +150,7 @@ struct MergeInferredFragmentsPass
       return signalPassFailure();
     for (func::FuncOp func : *entries) {
       FragmentMerger merger(func.getBody().front());
-      while (merger.sweep()) {
+      while (merger.round()) {
       }
     }
   }

@@ -46,9 +46,10 @@ std::string describe(Operation *op) {
 
 class Scheduler {
 public:
-  Scheduler(func::FuncOp func, ScheduleKind kind, StringRef scheduleName)
+  Scheduler(func::FuncOp func, ScheduleKind kind, StringRef scheduleName,
+            DictionaryAttr table)
       : func(func), block(func.getBody().front()), kind(kind),
-        scheduleName(scheduleName) {}
+        scheduleName(scheduleName), table(table) {}
 
   LogicalResult run() {
     for (Operation &op : block.without_terminator()) {
@@ -125,7 +126,6 @@ private:
   FailureOr<SmallVector<FragmentOp>>
   explicitOrder(StringRef mesh, ArrayRef<FragmentOp> fragments,
                 ArrayRef<FragmentInfo> infos) {
-    auto table = func->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
     if (!table)
       return func.emitError()
              << "the explicit schedule needs a '" << kScheduleAttrName
@@ -275,6 +275,7 @@ private:
   Block &block;
   ScheduleKind kind;
   StringRef scheduleName;
+  DictionaryAttr table;
   SmallVector<Operation *> nodes;
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<std::pair<Operation *, Operation *>> scheduleEdges;
@@ -284,13 +285,36 @@ struct SchedulePass
     : public mlir::mpmd::impl::SchedulePassBase<SchedulePass> {
   using SchedulePassBase::SchedulePassBase;
 
+  /// `MESH=KEY|KEY|...` entries as the dictionary the attribute would hold.
+  FailureOr<DictionaryAttr> parseOrder(func::FuncOp func) {
+    Builder builder(func.getContext());
+    SmallVector<NamedAttribute> meshes;
+    llvm::StringSet<> seen;
+    for (StringRef entry : order) {
+      auto [mesh, keys] = entry.split('=');
+      if (mesh.empty() || !entry.contains('='))
+        return func.emitError() << "invalid schedule order entry '" << entry
+                                << "': expected MESH=KEY|KEY|...";
+      if (!seen.insert(mesh).second)
+        return func.emitError() << "the schedule order lists mesh \"" << mesh
+                                << "\" twice";
+      SmallVector<Attribute> list;
+      SmallVector<StringRef> parts;
+      keys.split(parts, '|', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+      for (StringRef key : parts)
+        list.push_back(builder.getStringAttr(key));
+      meshes.push_back(builder.getNamedAttr(mesh, builder.getArrayAttr(list)));
+    }
+    return builder.getDictionaryAttr(meshes);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
     if (!kind) {
       module.emitError() << "unknown pipeline schedule '" << schedule
-                         << "'; expected none, gpipe, 1f1b, interleaved-1f1b "
-                            "or explicit";
+                         << "'; expected none, gpipe, 1f1b, interleaved-1f1b, "
+                            "zero-bubble-h1 or explicit";
       return signalPassFailure();
     }
     if (*kind == ScheduleKind::kNone)
@@ -299,7 +323,15 @@ struct SchedulePass
     if (failed(entries))
       return signalPassFailure();
     for (func::FuncOp func : *entries) {
-      Scheduler scheduler(func, *kind, schedule);
+      DictionaryAttr table =
+          func->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+      if (!order.empty()) {
+        FailureOr<DictionaryAttr> parsed = parseOrder(func);
+        if (failed(parsed))
+          return signalPassFailure();
+        table = *parsed;
+      }
+      Scheduler scheduler(func, *kind, schedule, table);
       if (failed(scheduler.run()))
         return signalPassFailure();
     }

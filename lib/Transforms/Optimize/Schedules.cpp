@@ -38,6 +38,7 @@ std::optional<ScheduleKind> mlir::mpmd::parseScheduleKind(StringRef name) {
       .Case("gpipe", ScheduleKind::kGPipe)
       .Case("1f1b", ScheduleKind::k1F1B)
       .Case("interleaved-1f1b", ScheduleKind::kInterleaved1F1B)
+      .Case("zero-bubble-h1", ScheduleKind::kZeroBubbleH1)
       .Case("explicit", ScheduleKind::kExplicit)
       .Default(std::nullopt);
 }
@@ -48,9 +49,11 @@ int64_t microbatch(const FragmentInfo &info) {
   return info.callCounter ? static_cast<int64_t>(*info.callCounter) : 0;
 }
 
-/// 1 for a backward fragment; merged forward+backward counts as forward
-/// (it starts with the forward).
-int64_t isBackward(const FragmentInfo &info) { return info.kind == 1; }
+/// 1 for a backward fragment (or its weight-gradient part); merged
+/// forward+backward counts as forward (it starts with the forward).
+int64_t isBackward(const FragmentInfo &info) {
+  return info.kind == 1 || info.kind == 3;
+}
 
 std::vector<unsigned> sortByKey(
     ArrayRef<FragmentInfo> fragments,
@@ -173,6 +176,8 @@ mlir::mpmd::orderFragments(ScheduleKind kind, ArrayRef<FragmentInfo> fragments,
   }
   case ScheduleKind::kInterleaved1F1B:
     return interleaved(fragments, rank, numMeshes, error);
+  case ScheduleKind::kZeroBubbleH1:
+    return orderZeroBubbleH1(fragments, rank, numMeshes, error);
   }
   return std::nullopt;
 }

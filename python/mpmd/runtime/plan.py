@@ -87,10 +87,27 @@ class CallStep:
     free: tuple[int, ...]
     call_counter: int | None = None
     stage: int | None = None
+    # The weight-gradient part of a backward split for zero-bubble schedules.
+    weight_gradient: bool = False
+
+    @property
+    def kind(self) -> str:
+        """"F", "B", "W" (weight gradient), "FB" (merged) or "" (inferred)."""
+        if not self.origins:
+            return ""
+        if self.weight_gradient:
+            return "W"
+        backward = [origin.endswith(")") for origin in self.origins]
+        if all(backward):
+            return "B"
+        return "FB" if any(backward) else "F"
 
     def label(self) -> str:
-        """`layer1(1)` style: the origins, or the program for inferred code."""
+        """`layer1(1)` style: the origins, or the program for inferred code;
+        weight-gradient parts end in `[w]`."""
         text = "+".join(self.origins) if self.origins else self.program
+        if self.weight_gradient:
+            text += "[w]"
         if self.call_counter is not None:
             text += f"#{self.call_counter}"
         return text
@@ -130,7 +147,7 @@ class ExecutionPlan:
                     step["program"], step["mesh"], tuple(step["inputs"]),
                     tuple(step["outputs"]), tuple(step["origins"]),
                     tuple(step["free"]), step.get("call_counter"),
-                    step.get("stage")))
+                    step.get("stage"), step.get("weight_gradient", False)))
             else:
                 steps.append(TransferStep(
                     step["input"], step["output"], step["from"], step["to"],
@@ -161,6 +178,17 @@ class ExecutionPlan:
         for step in self.calls():
             order[step.mesh].append(step.label())
         return order
+
+    def schedule_text(self) -> str:
+        """Per mesh, one line like `m1: F0 F1 B0 F2 B1 ...` (kind and
+        microbatch of each user fragment; inferred fragments left out)."""
+        lines = []
+        for mesh in self.meshes:
+            items = [f"{step.kind}{'' if step.call_counter is None else step.call_counter}"
+                     for step in self.calls()
+                     if step.mesh == mesh.name and step.kind]
+            lines.append(f"{mesh.name}: {' '.join(items)}")
+        return "\n".join(lines)
 
     def programs_by_mesh(self) -> dict[str, list[str]]:
         """Per mesh, the distinct programs compiled for it."""

@@ -30,7 +30,7 @@ class Costs:
     def of(self, step: CallStep) -> float:
         if not step.origins:
             return self.inferred
-        if any(origin.endswith("(w)") for origin in step.origins):
+        if step.weight_gradient:
             return self.weight_gradient
         total = 0.0
         for origin in step.origins:

@@ -18,16 +18,23 @@ struct FragmentInfo {
   std::optional<uint64_t> callCounter;
   std::string mesh;
   /// 0: every origin is a forward computation; 1: every origin is a
-  /// transpose; 2: a mix (e.g. a merged forward and backward).
+  /// transpose; 2: a mix (e.g. a merged forward and backward); 3: the
+  /// weight-gradient part of a split backward (`mpmd.weight_gradient`).
   int kind = 0;
 
-  /// `layer1+layer1(1)`: the origins, without the call counter.
+  /// `layer1+layer1(1)`: the origins, without the call counter; weight-
+  /// gradient parts end in `[w]`.
   std::string label() const;
   /// `layer1(1)#3`: the label and the call counter, unique on a mesh.
   std::string key() const;
 };
 
 FragmentInfo getFragmentInfo(FragmentOp fragment);
+
+/// Discardable attribute marking the weight-gradient part of a backward
+/// fragment split for zero-bubble schedules.
+inline constexpr llvm::StringLiteral kWeightGradientAttrName =
+    "mpmd.weight_gradient";
 
 /// Fuses `first` and `second` (same mesh, `first` earlier in the block) into
 /// one fragment created right before `anchor` (one of the two), which must

@@ -90,10 +90,11 @@ def InferMeshesPass : Pass<"mpmd-infer-meshes", "ModuleOp"> {
 def MergeInferredFragmentsPass : Pass<"mpmd-merge-inferred-fragments", "ModuleOp"> {
   let summary = "Merges inferred fragments into neighbouring fragments of their mesh";
   let description = [{
-    An inferred fragment joins the closest earlier fragment of its mesh when
-    all its operands are already available there, else the closest later
-    fragment of its mesh when all uses of its results come at or after it.
-    Merging never needs a transfer; the merged fragment keeps every origin.
+    An inferred fragment joins its producer on the same mesh when it reads
+    nothing else the producer does not already read, else its only consumer
+    on the same mesh; constants are copied into each consumer. These merges
+    add no dependency between fragments (so they never constrain a pipeline
+    schedule) and never need a transfer; merged fragments keep every origin.
   }];
 }
 

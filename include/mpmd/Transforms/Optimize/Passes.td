@@ -17,14 +17,18 @@ def SchedulePass : Pass<"mpmd-schedule", "ModuleOp"> {
     (a fragment is identified by its origins, stage, call counter = the
     microbatch, and mesh), added to the data dependencies, followed by a
     topological sort. Built-ins: `gpipe`, `1f1b`, `interleaved-1f1b`
-    (several stages per mesh). `explicit` takes the order of every mesh from
+    (several stages per mesh), `zero-bubble-h1` (after mpmd-split-backward:
+    weight gradients fill the bubbles of 1F1B). `explicit` takes the order of every mesh from
     the entry function's `mpmd.schedule` attribute: a dictionary from mesh
     name to an array of fragment keys such as `"layer1(1)#3"`. A schedule
     that contradicts the data flow is an error naming the cycle.
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", /*default=*/"\"none\"",
-           "none, gpipe, 1f1b, interleaved-1f1b or explicit">,
+           "none, gpipe, 1f1b, interleaved-1f1b, zero-bubble-h1 or explicit">,
+    ListOption<"order", "order", "std::string",
+               "For explicit: MESH=KEY|KEY|... per mesh (instead of the "
+               "mpmd.schedule attribute)">,
   ];
 }
 
@@ -43,6 +47,19 @@ def MergeFragmentsPass : Pass<"mpmd-merge-fragments", "ModuleOp"> {
     Option<"mergeLastStage", "merge-last-stage", "bool", /*default=*/"false",
            "Fuse each microbatch's fragments on the last mesh">,
   ];
+}
+
+def SplitBackwardPass : Pass<"mpmd-split-backward", "ModuleOp"> {
+  let summary = "Splits backward fragments into input-gradient and weight-gradient parts";
+  let description = [{
+    For zero-bubble schedules: each backward fragment (all origins with a
+    transpose count >= 1) becomes two fragments on its mesh. The first keeps
+    what the previous stage waits for (results moved to other meshes, the
+    input gradients) and everything they need; the second (marked
+    `mpmd.weight_gradient`) computes the remaining results (weight
+    gradients) from the first one's values. A fragment whose results all
+    leave the mesh, or none do, is left whole.
+  }];
 }
 
 #endif // MPMD_TRANSFORMS_OPTIMIZE_PASSES_TD

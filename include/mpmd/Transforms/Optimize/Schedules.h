@@ -13,7 +13,14 @@
 
 namespace mlir::mpmd {
 
-enum class ScheduleKind { kNone, kGPipe, k1F1B, kInterleaved1F1B, kExplicit };
+enum class ScheduleKind {
+  kNone,
+  kGPipe,
+  k1F1B,
+  kInterleaved1F1B,
+  kZeroBubbleH1,
+  kExplicit
+};
 
 std::optional<ScheduleKind> parseScheduleKind(llvm::StringRef name);
 
@@ -24,6 +31,12 @@ std::optional<ScheduleKind> parseScheduleKind(llvm::StringRef name);
 std::optional<std::vector<unsigned>>
 orderFragments(ScheduleKind kind, llvm::ArrayRef<FragmentInfo> fragments,
                unsigned rank, unsigned numMeshes, std::string &error);
+
+/// Zero-bubble H1 (ZeroBubble.cpp): fragments are forward (kind 0),
+/// backward input-gradient (kind 1) and weight-gradient (kind 3) parts.
+std::optional<std::vector<unsigned>>
+orderZeroBubbleH1(llvm::ArrayRef<FragmentInfo> fragments, unsigned rank,
+                  unsigned numMeshes, std::string &error);
 
 } // namespace mlir::mpmd
 

@@ -1,4 +1,4 @@
-"""`mpmd.jit`: JAX's stages (jit -> lower -> compile -> call) for MPMD.
+"""`mpmd.jit` and its stages (jit -> lower -> compile -> call) for MPMD.
 
     lowered = mpmd.jit(step, config).lower(params, batch)
     print(lowered.as_text())            # the MPMD program
@@ -76,8 +76,8 @@ def _flat_io_assignment(spec: Any, tree: Any, count: int,
     return {i: mesh for i, mesh in enumerate(leaves) if mesh is not None}
 
 
-def _pipeline(config: MpmdConfig, inputs: dict[int, str],
-              outputs: dict[int, str]) -> str:
+def _import_pipeline(config: MpmdConfig, inputs: dict[int, str],
+                     outputs: dict[int, str]) -> str:
     assignment = ",".join(
         f"{name}={mesh}" + (f":{stage}" if stage is not None else "")
         for name, (mesh, stage) in config.assignment.items())
@@ -94,7 +94,65 @@ def _pipeline(config: MpmdConfig, inputs: dict[int, str],
     options.append(f"infer-transfers={str(opts.infer_transfers).lower()}")
     options.append("infer-cross-mesh-reductions="
                    f"{str(opts.infer_cross_mesh_reductions).lower()}")
-    return f"mpmd-import{{{' '.join(options)}}},mpmd-export"
+    passes = [f"mpmd-import{{{' '.join(options)}}}"]
+    if opts.split_backward or opts.pipeline_schedule == "zero-bubble-h1":
+        passes.append("mpmd-split-backward")
+    return ",".join(passes)
+
+
+def _optimize_pipeline(config: MpmdConfig,
+                       order: dict[str, list[str]] | None,
+                       merge_rules: list[str]) -> str:
+    """Schedule and merges (the program is already imported)."""
+    opts = config.partitioning_options
+    passes = []
+    if order is not None:
+        entries = ",".join(f"{mesh}={'|'.join(keys)}"
+                           for mesh, keys in order.items())
+        passes.append(f"mpmd-schedule{{schedule=explicit order={entries}}}")
+    elif isinstance(opts.pipeline_schedule, str):
+        passes.append(f"mpmd-schedule{{schedule={opts.pipeline_schedule}}}")
+    merge = []
+    if merge_rules:
+        merge.append(f"rules={','.join(merge_rules)}")
+    if opts.merge_last_stage:
+        merge.append("merge-last-stage=true")
+    if merge:
+        passes.append(f"mpmd-merge-fragments{{{' '.join(merge)}}}")
+    passes.append("mpmd-export")
+    return ",".join(passes)
+
+
+def _partition(config: MpmdConfig, text: str, inputs: dict[int, str],
+               outputs: dict[int, str]) -> tuple[str, str]:
+    """Runs import, schedule, merges and export; returns the exported module
+    and its plan. Tables, comparators and merge predicates are evaluated
+    over the imported program's fragments in between."""
+    from mpmd.compiler import run_and_list_fragments  # noqa: PLC0415
+    from mpmd.schedules import (  # noqa: PLC0415
+        FragmentInfo, explicit_order, merge_pairs)
+
+    opts = config.partitioning_options
+    schedule = opts.pipeline_schedule
+    rules = opts.fragment_merge_rules
+    needs_fragments = (schedule is not None and not isinstance(schedule, str)) \
+        or callable(rules)
+    import_pipeline = _import_pipeline(config, inputs, outputs)
+    if not needs_fragments:
+        return compile_to_plan(
+            text, import_pipeline + "," + _optimize_pipeline(
+                config, None, merge_pairs(rules or (), [])),
+            source_name="<jax>")
+    imported, fragments_json = run_and_list_fragments(
+        text, import_pipeline, source_name="<jax>")
+    fragments = FragmentInfo.list_from_json(fragments_json)
+    order = (explicit_order(schedule, fragments)
+             if schedule is not None and not isinstance(schedule, str)
+             else None)
+    return compile_to_plan(
+        imported, _optimize_pipeline(config, order,
+                                     merge_pairs(rules or (), fragments)),
+        source_name="<imported>")
 
 
 def _add_topology(module: Any, topology: str) -> None:
@@ -156,6 +214,10 @@ class Lowered:
     def mesh_order(self) -> dict[str, list[str]]:
         """Per mesh, what runs in order (`layer1`, `layer1(1)`, ...)."""
         return self.plan.mesh_order()
+
+    def schedule_text(self) -> str:
+        """Per mesh, the order as `m1: F0 F1 B0 F2 B1 ...`."""
+        return self.plan.schedule_text()
 
     def compile(self) -> "Compiled":
         executor = PlanExecutor.compile(self.plan, dict(self.config.topology))
@@ -272,9 +334,7 @@ class MpmdFunction:
         outputs = _flat_io_assignment(self.config.output_mesh_assignment,
                                       out_tree, num_outputs,
                                       "output_mesh_assignment")
-        mpmd_text, plan_json = compile_to_plan(
-            text, _pipeline(self.config, inputs, outputs),
-            source_name="<jax>")
+        mpmd_text, plan_json = _partition(self.config, text, inputs, outputs)
         return Lowered(self.config, mpmd_text,
                        ExecutionPlan.from_json(plan_json), in_tree, out_tree,
                        text)

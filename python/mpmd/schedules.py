@@ -1,0 +1,154 @@
+"""Pipeline schedules and merge rules as users state them.
+
+A schedule is one of:
+- a built-in name: "gpipe", "1f1b", "interleaved-1f1b", "zero-bubble-h1"
+  (the compiler orders the fragments of each mesh);
+- a table: {mesh name: [fragment, ...]} listing, per mesh, every fragment in
+  the order it runs; a fragment is a FragmentInfo or its key ("layer1(1)#3");
+- a comparator: before(a, b) -> bool over FragmentInfo, true when `a` must
+  run before `b` (asked for pairs on the same mesh only).
+
+Tables and comparators are evaluated here, over the fragments the import
+pipeline produced, into an explicit per-mesh order that the compiler's
+schedule pass applies (adding data dependencies and reporting cycles).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from mpmd.errors import MpmdError
+
+__all__ = ["BUILTIN_SCHEDULES", "FragmentInfo", "ScheduleError",
+           "explicit_order", "merge_pairs"]
+
+BUILTIN_SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b", "zero-bubble-h1")
+
+_KINDS = {0: "F", 1: "B", 2: "FB", 3: "W"}
+
+
+class ScheduleError(MpmdError):
+    """A schedule or merge rule does not fit the program's fragments."""
+
+
+@dataclass(frozen=True)
+class FragmentInfo:
+    """What identifies a fragment: its origins (`layer1`, `layer1(1)` for the
+    first transpose), stage, call counter (the microbatch) and mesh."""
+
+    origins: tuple[str, ...]
+    stage: int | None
+    call_counter: int | None
+    mesh: str
+    kind: str  # "F", "B", "W" (weight gradient) or "FB" (merged)
+    label: str
+    key: str
+
+    @property
+    def transpose_count(self) -> int:
+        """The largest transpose count among the origins."""
+        counts = [int(o[o.rfind("(") + 1:-1]) if o.endswith(")") else 0
+                  for o in self.origins]
+        return max(counts, default=0)
+
+    @property
+    def microbatch(self) -> int:
+        return self.call_counter or 0
+
+    @classmethod
+    def list_from_json(cls, text: str) -> list["FragmentInfo"]:
+        return [cls(tuple(f["origins"]), f.get("stage"),
+                    f.get("call_counter"), f["mesh"], _KINDS[f["kind"]],
+                    f["label"], f["key"]) for f in json.loads(text)]
+
+
+def _key(entry: Any) -> str:
+    return entry.key if isinstance(entry, FragmentInfo) else str(entry)
+
+
+def explicit_order(schedule: Mapping[str, Sequence[Any]] | Callable[
+        [FragmentInfo, FragmentInfo], bool],
+        fragments: Sequence[FragmentInfo]) -> dict[str, list[str]]:
+    """Per mesh, the fragment keys in the order the schedule gives."""
+    by_mesh: dict[str, list[FragmentInfo]] = {}
+    for fragment in fragments:
+        by_mesh.setdefault(fragment.mesh, []).append(fragment)
+    if callable(schedule):
+        return {mesh: _sort_by_comparator(mesh, items, schedule)
+                for mesh, items in by_mesh.items()}
+    order: dict[str, list[str]] = {}
+    for mesh, entries in schedule.items():
+        if mesh not in by_mesh:
+            raise ScheduleError(
+                f"the schedule table names mesh {mesh!r}, which runs no "
+                f"fragment; meshes with fragments: {sorted(by_mesh)}")
+        order[mesh] = [_key(entry) for entry in entries]
+    # The compiler checks each key exists and every fragment is placed, and
+    # names the culprit; meshes left out are reported here.
+    for mesh in by_mesh:
+        if mesh not in order:
+            raise ScheduleError(
+                f"the schedule table has no order for mesh {mesh!r}, which "
+                f"runs {len(by_mesh[mesh])} fragments")
+    return order
+
+
+def _sort_by_comparator(mesh: str, items: list[FragmentInfo],
+                        before: Callable[[FragmentInfo, FragmentInfo], bool]
+                        ) -> list[str]:
+    count = len(items)
+    successors: list[list[int]] = [[] for _ in range(count)]
+    indegree = [0] * count
+    for i in range(count):
+        for j in range(count):
+            if i != j and before(items[i], items[j]):
+                successors[i].append(j)
+                indegree[j] += 1
+    ready = [i for i in range(count) if indegree[i] == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in successors[i]:
+            indegree[j] -= 1
+            if indegree[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) != count:
+        stuck = [items[i].key for i in range(count) if indegree[i] > 0]
+        raise ScheduleError(
+            f"the schedule comparator is contradictory on mesh {mesh!r}: it "
+            f"orders these fragments in a cycle: {stuck[:6]}")
+    return [items[i].key for i in order]
+
+
+def merge_pairs(rules: Sequence[tuple[str, str]] | Callable[
+        [FragmentInfo, FragmentInfo], bool],
+        fragments: Sequence[FragmentInfo]) -> list[str]:
+    """Merge rules as `A:B` label pairs for the compiler. A predicate is
+    asked for every pair of fragments of one mesh and microbatch."""
+    if not callable(rules):
+        pairs = []
+        for rule in rules:
+            if not (isinstance(rule, tuple) and len(rule) == 2):
+                raise ScheduleError(f"a merge rule is a pair of fragment "
+                                    f"labels, e.g. ('layer3', 'layer3(1)'); "
+                                    f"got {rule!r}")
+            pairs.append(f"{rule[0]}:{rule[1]}")
+        return pairs
+    groups: dict[tuple[str, int], list[FragmentInfo]] = {}
+    for fragment in fragments:
+        groups.setdefault((fragment.mesh, fragment.microbatch), []).append(
+            fragment)
+    found: list[str] = []
+    for items in groups.values():
+        for i, a in enumerate(items):
+            for b in items[i + 1:]:
+                if rules(a, b):
+                    pair = f"{a.label}:{b.label}"
+                    if pair not in found:
+                        found.append(pair)
+    return found
