@@ -88,6 +88,18 @@ def test_interleaved_trains_like_jax_jit():
     train_and_compare(config, 8)
 
 
+def test_zero_bubble_trains_like_jax_jit():
+    config = make_config(
+        four_meshes(), models.transformer_assignment(4, MESHES),
+        partitioning_options={"pipeline_schedule": "zero-bubble-h1"})
+    lowered = train_and_compare(config, 4)
+    text = orders(lowered)
+    # Backwards were split: weight-gradient parts (W) run on the later
+    # meshes, after their input-gradient part.
+    assert "W0" in text["m4"]
+    assert text["m4"].split().index("W0") > text["m4"].split().index("B0")
+
+
 def test_table_and_comparator_schedules():
     config = make_config(
         four_meshes(), models.transformer_assignment(4, MESHES),
