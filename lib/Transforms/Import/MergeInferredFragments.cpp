@@ -44,6 +44,12 @@ public:
 
   /// One round over the inferred fragments; true if anything merged.
   bool round() {
+    // Positions instead of isBeforeInBlock: every merge inserts an op, which
+    // would make the block renumber itself on each query.
+    position.clear();
+    int64_t next = 0;
+    for (Operation &op : block)
+      position[&op] = next++;
     SmallVector<FragmentOp> inferred;
     for (auto fragment : block.getOps<FragmentOp>())
       if (!fragment.isUserFragment() && !hasShardings(fragment))
@@ -61,14 +67,14 @@ public:
       if (FragmentOp producer = hoistTarget(fragment)) {
         erased.insert(producer);
         erased.insert(fragment);
-        mergeFragments(producer, fragment, producer);
+        merge(producer, fragment, producer);
         changed = true;
         continue;
       }
       if (FragmentOp consumer = sinkTarget(fragment)) {
         erased.insert(consumer);
         erased.insert(fragment);
-        mergeFragments(fragment, consumer, consumer);
+        merge(fragment, consumer, consumer);
         changed = true;
       }
     }
@@ -76,6 +82,13 @@ public:
   }
 
 private:
+  void merge(FragmentOp first, FragmentOp second, FragmentOp anchor) {
+    int64_t at = position.lookup(anchor);
+    position.erase(first);
+    position.erase(second);
+    position[mergeFragments(first, second, anchor)] = at;
+  }
+
   /// The fragments of `fragment`'s mesh reading its results, if every user
   /// is one of them.
   std::optional<llvm::SetVector<FragmentOp>> consumers(FragmentOp fragment) {
@@ -96,7 +109,7 @@ private:
     for (Value operand : fragment.getOperands()) {
       auto def = operand.getDefiningOp<FragmentOp>();
       if (def && def.getMeshName() == fragment.getMeshName() &&
-          (!producer || producer->isBeforeInBlock(def)))
+          (!producer || position.lookup(producer) < position.lookup(def)))
         producer = def;
     }
     if (!producer || hasShardings(producer))
@@ -130,7 +143,8 @@ private:
           return block.findAncestorOpInBlock(*use.getOwner()) == consumer;
         });
       erased.insert(consumer);
-      mergeFragments(copy, consumer, consumer);
+      position[copy] = position.lookup(consumer);
+      merge(copy, consumer, consumer);
     }
     erased.insert(fragment);
     fragment.erase();
@@ -138,6 +152,7 @@ private:
   }
 
   Block &block;
+  llvm::DenseMap<Operation *, int64_t> position;
 };
 
 struct MergeInferredFragmentsPass
