@@ -5,22 +5,33 @@ For each built-in schedule (gpipe, 1f1b, interleaved-1f1b, zero-bubble-h1)
 the script lowers `models.transformer_microbatched_step` (m microbatches,
 one `mpmd.fori_loop` iteration each) over 4 meshes of 2 CPU devices,
 compiles it, checks once that the result equals `jax.jit` of the same step
-(rtol 1e-5), and reports:
+(rtol 1e-5), and reports (one row per schedule):
 
-  sim (unit)    simulated bubble fraction with unit costs: F=1, B=2, W=1 for
-                gpipe / 1f1b / interleaved; F=1, B=1, W=1 for zero-bubble-h1
-                (the ZB paper's setting: the split backward's input-gradient
-                part B and weight-gradient part W cost one forward each);
-                inferred fragments and transfers cost 0
-  sim (traced)  simulated bubble fraction with costs measured by a traced run
-                (`costs_from_trace`: each call's mean duration by label, so
-                inferred fragments count too) and the mean traced transfer
-                time per transfer; with the simulated step time in ms
-  step ms       measured step time: compiled call + block_until_ready, the
-                minimum of --repeat calls after warm-up (the inputs already
-                on their meshes)
-  jit ms        the same for `jax.jit` of the step on one CPU device
-                (for scale: no pipeline, no transfers)
+  closed   the bubble fraction DESIGN.md section 5 gives for p = 4 equal
+           stages: (p-1)/(m+p-1) for gpipe and 1f1b, (p-1)/(v*m+p-1) with
+           v = 2 for interleaved, (p-1)/(3m+p-1) for zero-bubble-h1
+  sim      simulated bubble fraction with unit costs: F=1, B=2, W=1 for
+           gpipe / 1f1b / interleaved; F=1, B=1, W=1 for zero-bubble-h1
+           (the ZB paper's setting: the split backward's input-gradient
+           part B and weight-gradient part W cost one forward each);
+           inferred fragments and transfers cost 0
+  sim-bl   the same with the `embed` and `head` origins costing 0: then
+           every mesh has the same work (2 blocks per microbatch), as the
+           closed forms assume; with them, m1 and m4 carry 3 fragments per
+           microbatch and m2, m3 carry 2
+  traced   simulated bubble fraction with costs measured by a traced run
+           (`costs_from_trace`: each call's mean duration by label, so
+           inferred fragments count too), transfers at their mean traced
+           time; `sim ms` is its simulated step time
+  serial   the traced run's calls and transfers added up (no overlap)
+  step ms  measured step time: compiled call + block_until_ready, the
+           minimum of --repeat calls after warm-up, inputs already on their
+           meshes; the last row is `jax.jit` of the step on one CPU device
+
+For zero-bubble-h1 it also says how many backward fragments were split
+(`mpmd-split-backward` leaves whole a backward none of whose results leave
+its mesh) and the unit-cost bubbles with each unsplit backward costing
+B + W = 2.
 
 A second table gives the peak live buffers per mesh. It walks the plan as
 the executor's environment does: the inputs, then each step's outputs are
@@ -29,7 +40,8 @@ inputs die at their call (their buffers become outputs), and each step's
 `free` list is dropped after it. Per mesh it reports the maximum number of
 arrays alive at once and the maximum bytes alive at once (per device: each
 array's shard size from its sharding). Arrays the caller still holds (the
-step's arguments) are not counted once the plan frees them.
+step's arguments) are not counted once the plan frees them; in these plans
+it frees none of them (the update reads them last).
 
 Block assignments: interleaved-1f1b uses `interleaved_assignment` with 8
 blocks (stage k on mesh k mod 4: v = 2 stages per mesh); the others use
@@ -82,6 +94,50 @@ def unit_costs(schedule: str) -> Costs:
     if schedule == "zero-bubble-h1":
         return Costs(forward=1, backward=1, weight_gradient=1)
     return Costs(forward=1, backward=2, weight_gradient=1)
+
+
+def closed_form(schedule: str, p: int, m: int, v: int) -> float:
+    """DESIGN.md section 5: the bubble of p equal stages (v per mesh)."""
+    if schedule == "interleaved-1f1b":
+        return (p - 1) / (v * m + p - 1)
+    if schedule == "zero-bubble-h1":
+        return (p - 1) / (3 * m + p - 1)  # F = B = W, every backward split
+    return (p - 1) / (m + p - 1)
+
+
+def _base(origin: str) -> str:
+    return origin.split("(")[0]
+
+
+def blocks_only(costs: Costs, skip=("embed", "head")):
+    """`costs`, with the origins in `skip` costing nothing: every mesh then
+    holds the same work (2 blocks per microbatch), as the closed forms
+    assume."""
+    def cost(step: CallStep) -> float:
+        kept = [o for o in step.origins if _base(o) not in skip]
+        if not kept:
+            return 0.0
+        if step.weight_gradient:
+            return costs.weight_gradient
+        return sum(costs.backward if o.endswith(")") else costs.forward
+                   for o in kept)
+    return cost
+
+
+def unsplit_as_whole(plan: ExecutionPlan, cost):
+    """`cost`, with each backward fragment that was not split (no
+    weight-gradient part) costing twice (B + W = 2 under F = B = W = 1):
+    such a fragment computes its weight gradients too."""
+    split = {(s.mesh, s.origins, s.call_counter) for s in plan.calls()
+             if s.weight_gradient}
+
+    def whole(step: CallStep) -> float:
+        base = cost(step)
+        if step.kind == "B" and (step.mesh, step.origins,
+                                 step.call_counter) not in split:
+            return 2 * base
+        return base
+    return whole
 
 
 def data(args: argparse.Namespace, num_blocks: int):
@@ -205,7 +261,15 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5,
                                    atol=1e-6)
 
-    unit = simulate(plan, unit_costs(schedule))
+    costs = unit_costs(schedule)
+    unit = simulate(plan, costs)
+    blocks = simulate(plan, blocks_only(costs))
+    fair = None
+    if schedule == "zero-bubble-h1":
+        fair = (simulate(plan, unsplit_as_whole(plan, costs.of)),
+                simulate(plan, unsplit_as_whole(plan, blocks_only(costs))))
+    backwards = [st for st in plan.calls() if st.kind == "B"]
+    weights = [st for st in plan.calls() if st.weight_gradient]
 
     # Traced runs: the one with the smallest total time gives the costs.
     best_trace = None
@@ -220,6 +284,8 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
 
     step_s = min_time(lambda: compiled(*placed), args.repeat)
     jit_s = min_time(lambda: reference(params, tokens, targets), args.repeat)
+    serial_us = sum(c.end_us - c.start_us for c in best_trace.calls) + \
+        sum(transfers)
 
     calls = plan.calls()
     return {
@@ -231,6 +297,12 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
         "transfers": len(plan.steps) - len(calls),
         "programs": len(plan.programs),
         "unit": unit,
+        "blocks_only": blocks,
+        "closed": closed_form(schedule, len(MESHES), args.microbatches,
+                              2 if interleaved else 1),
+        "fair": fair,
+        "split": (len(weights), len(backwards)),
+        "serial_us": serial_us,
         "unit_costs": "F1 B1 W1" if schedule == "zero-bubble-h1"
                       else "F1 B2 W1",
         "traced": traced,
@@ -282,37 +354,59 @@ def main() -> None:
         if args.show_orders:
             print("    " + result["schedule_text"].replace("\n", "\n    "))
 
+    jit_s: dict[int, float] = {}
+    for r in results:
+        jit_s[r["blocks"]] = min(jit_s.get(r["blocks"], float("inf")),
+                                 r["jit_s"])
     print()
-    header = (f"{'schedule':<17} {'blocks':<10} {'unit costs':<10} "
-              f"{'sim(unit)':>9} {'sim(traced)':>11} {'sim ms':>7} "
-              f"{'traced ms':>9} {'step ms':>8} {'jit ms':>7}")
+    header = (f"{'schedule':<17} {'blocks':<10} {'unit':<8} {'closed':>6} "
+              f"{'sim':>6} {'sim-bl':>6} {'traced':>6} {'sim ms':>7} "
+              f"{'serial':>7} {'step ms':>8}")
     print(header)
     print("-" * len(header))
     for r in results:
-        blocks = f"{r['blocks']}{' interl.' if 'interleaved' in r['assignment'] else ''}"
-        print(f"{r['schedule']:<17} {blocks:<10} {r['unit_costs']:<10} "
-              f"{r['unit'].bubble_fraction:>9.3f} "
-              f"{r['traced'].bubble_fraction:>11.3f} "
+        blocks = f"{r['blocks']}" + (" interl." if "interleaved"
+                                     in r["assignment"] else "")
+        print(f"{r['schedule']:<17} {blocks:<10} {r['unit_costs']:<8} "
+              f"{r['closed']:>6.3f} {r['unit'].bubble_fraction:>6.3f} "
+              f"{r['blocks_only'].bubble_fraction:>6.3f} "
+              f"{r['traced'].bubble_fraction:>6.3f} "
               f"{r['traced'].step_time / 1000:>7.2f} "
-              f"{r['traced_us'] / 1000:>9.2f} "
-              f"{r['step_s'] * 1000:>8.2f} {r['jit_s'] * 1000:>7.2f}")
+              f"{r['serial_us'] / 1000:>7.2f} {r['step_s'] * 1000:>8.2f}")
+    for blocks, seconds in sorted(jit_s.items()):
+        print(f"{f'jax.jit, 1 CPU device ({blocks} blocks)':<73} "
+              f"{seconds * 1000:>8.2f}")
     print()
-    print("peak live buffers per mesh (arrays / KiB per device, max over the "
-          "step; the plan's env)")
-    header = f"{'schedule':<17} " + " ".join(f"{m:>14}" for m in MESHES)
+    print("  closed: DESIGN.md section 5 for p = 4 equal stages (v = 2 for "
+          "interleaved; F = B = W and every backward split for zero-bubble)")
+    print("  sim: simulated bubble fraction, unit costs (F=1 B=2 W=1; "
+          "zero-bubble-h1: F=B=W=1), inferred fragments and transfers 0")
+    print("  sim-bl: the same with embed and head costing 0 (equal work per "
+          "mesh, as the closed forms assume)")
+    print("  traced: simulated with costs_from_trace (the fastest of "
+          f"{args.traces} traced runs) and transfers at their mean traced "
+          "time; sim ms: its simulated step")
+    print("  serial: the traced calls and transfers added up (no overlap); "
+          f"step ms: compiled call + block_until_ready, min of {args.repeat}")
+    for r in results:
+        if r["fair"] is not None:
+            split, whole = r["split"]
+            print(f"  {r['schedule']}: {split} of {whole} backward fragments "
+                  "were split (a backward none of whose results leave its "
+                  "mesh stays whole); costing the unsplit ones B+W = 2: sim "
+                  f"{r['fair'][0].bubble_fraction:.3f}, sim-bl "
+                  f"{r['fair'][1].bubble_fraction:.3f}")
+    print()
+    print("peak live buffers per mesh: arrays / KiB per device alive at once "
+          "(the executor's env over the plan)")
+    header = f"{'schedule':<17} " + " ".join(f"{m:>13}" for m in MESHES)
     print(header)
     print("-" * len(header))
     for r in results:
         cells = " ".join(
-            f"{f'{c} / {b / 1024:.0f}':>14}"
+            f"{f'{c} / {b / 1024:.0f}':>13}"
             for c, b in (r["peak"][m] for m in MESHES))
         print(f"{r['schedule']:<17} {cells}")
-    print()
-    print(f"sim(unit): F=1 B=2 W=1 (zero-bubble-h1: F=B=W=1); sim(traced): "
-          "costs_from_trace of the fastest traced run, transfers at their "
-          "mean traced time; sim ms: its simulated step; traced ms: the "
-          "traced run (serialized); step ms / jit ms: min of "
-          f"{args.repeat} calls")
     print(f"total {time.perf_counter() - total:.0f} s")
 
 

@@ -61,8 +61,13 @@ public:
     llvm::MapVector<StringRef, SmallVector<FragmentOp>> byMesh;
     for (StringRef mesh : topology.getMeshNames())
       byMesh[mesh];
+    // Built-in schedules order the microbatches of the pipelined loop:
+    // fragments without a call counter (code before or after the loop) keep
+    // their data order. Explicit tables place every user fragment.
     for (auto fragment : block.getOps<FragmentOp>())
-      if (fragment.isUserFragment())
+      if (fragment.isUserFragment() &&
+          (kind == ScheduleKind::kExplicit ||
+           fragment->hasAttr(MpmdDialect::kCallCounterAttrName)))
         byMesh[fragment.getMeshName()].push_back(fragment);
     SmallVector<StringRef> ranked = rankMeshes(byMesh);
     for (auto [rank, mesh] : llvm::enumerate(ranked)) {

@@ -1,5 +1,6 @@
 // RUN: mpmd-opt %s -mpmd-schedule=schedule=explicit -split-input-file -verify-diagnostics | FileCheck %s
 // RUN: not mpmd-opt %s -split-input-file -mpmd-schedule="schedule=explicit order=m1=b#0|a#0" 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: mpmd-opt %s -split-input-file -mpmd-schedule=schedule=gpipe | FileCheck %s --check-prefix=GPIPE
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
@@ -106,4 +107,45 @@ func.func @no_table(%arg0: !m1) -> !m1 attributes {
     mpmd.return %x : !t
   } : (!m1) -> !m1
   func.return %0 : !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// Only the loop's microbatches (fragments with call counters) are
+// scheduled; `init`, outside the loop, keeps its place. GPipe puts both
+// forwards before the backwards.
+// CHECK-LABEL: func.func @one_loop
+// GPIPE-LABEL: func.func @one_loop
+// GPIPE: origin=["init"]
+// GPIPE: origin=["f"]> (%{{.*}}) {call_counter = 0
+// GPIPE: origin=["f"]> (%{{.*}}) {call_counter = 1
+// GPIPE: origin=["f"(1)]> (%{{.*}}) {call_counter = 0
+// GPIPE: origin=["f"(1)]> (%{{.*}}) {call_counter = 1
+// CHECK: origin=["init"]
+// CHECK: origin=["f"]> (%{{.*}}) {call_counter = 0
+// CHECK: origin=["f"]> (%{{.*}}) {call_counter = 1
+// CHECK: origin=["f"(1)]> (%{{.*}}) {call_counter = 0
+// CHECK: origin=["f"(1)]> (%{{.*}}) {call_counter = 1
+func.func @one_loop(%arg0: !m1) -> (!m1, !m1) attributes {
+    topology = #mpmd.topology<<"m1" : <["x"=1]>>>,
+    mpmd.schedule = {m1 = ["init", "f#0", "f#1", "f(1)#0", "f(1)#1"]}} {
+  %i = mpmd.fragment<mesh="m1", origin=["init"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%i) {call_counter = 0 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=["f"(1)]> (%0) {call_counter = 0 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %2 = mpmd.fragment<mesh="m1", origin=["f"]> (%i) {call_counter = 1 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %3 = mpmd.fragment<mesh="m1", origin=["f"(1)]> (%2) {call_counter = 1 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  func.return %1, %3 : !m1, !m1
 }

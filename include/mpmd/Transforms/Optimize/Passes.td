@@ -16,7 +16,9 @@ def SchedulePass : Pass<"mpmd-schedule", "ModuleOp"> {
     A schedule is extra ordering edges between the user fragments of one mesh
     (a fragment is identified by its origins, stage, call counter = the
     microbatch, and mesh), added to the data dependencies, followed by a
-    topological sort. Built-ins: `gpipe`, `1f1b`, `interleaved-1f1b`
+    topological sort. Built-ins order the fragments that have a call
+    counter (the microbatches of the pipelined loop); the others keep their
+    data order. Built-ins: `gpipe`, `1f1b`, `interleaved-1f1b`
     (several stages per mesh), `zero-bubble-h1` (after mpmd-split-backward:
     weight gradients fill the bubbles of 1F1B). `explicit` takes the order of every mesh from
     the entry function's `mpmd.schedule` attribute: a dictionary from mesh
