@@ -11,6 +11,7 @@ using namespace mlir::mpmd;
 
 void mlir::mpmd::addImportPipeline(OpPassManager &pm,
                                    const ImportPipelineOptions &options) {
+  pm.addPass(createUnrollLoopsPass());
   pm.addPass(createInlineCallsPass());
   MapNamedOpsToMeshesPassOptions namedOptions;
   namedOptions.assignment.assign(options.assignment.begin(),

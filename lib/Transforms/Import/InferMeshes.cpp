@@ -215,7 +215,7 @@ private:
       if (isa<ForOp, CallOp>(op))
         return op.emitOpError()
                << "not supported yet: mesh inference of " << op.getName()
-               << "; loops and calls are unrolled by the pipelining passes";
+               << "; run mpmd-unroll-loops first (mpmd-import does)";
       if (!isNameless(op))
         continue;
       for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))

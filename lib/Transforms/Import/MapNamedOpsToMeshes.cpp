@@ -83,16 +83,16 @@ struct MapNamedOpsToMeshesPass
       if (!isa<NamedComputationOp, NamedTensorOp>(op))
         return WalkResult::advance();
       if (op->getParentOfType<ForOp>()) {
-        op->emitOpError() << "not supported yet: named ops inside mpmd.for; "
-                             "unroll the loop before import";
+        op->emitOpError() << "is inside mpmd.for, which must be unrolled first: "
+                             "run mpmd-unroll-loops (mpmd-import does)";
         return WalkResult::interrupt();
       }
       auto func = op->getParentOfType<func::FuncOp>();
       if (func && !func->hasAttr(MpmdDialect::kTopologyAttrName)) {
         op->emitOpError()
-            << "not supported yet: named ops in @" << func.getSymName()
+            << "is in @" << func.getSymName()
             << ", which has no topology (e.g. a body called by mpmd.call); "
-               "inline it into the entry function before import";
+               "inline its calls first: run mpmd-unroll-loops (mpmd-import does)";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

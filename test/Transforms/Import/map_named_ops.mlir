@@ -66,7 +66,7 @@ func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32>
 func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32>
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
   %0 = mpmd.for (%arg0) {iterations = 2 : ui32} (%x: tensor<4xf32>, %index: tensor<ui32>) {
-    // expected-error @+1 {{not supported yet: named ops inside mpmd.for; unroll the loop before import}}
+    // expected-error @+1 {{is inside mpmd.for, which must be unrolled first: run mpmd-unroll-loops (mpmd-import does)}}
     %1 = mpmd.named_computation<"f"> (%x) (%y: tensor<4xf32>) {
       mpmd.return %y : tensor<4xf32>
     } : (tensor<4xf32>) -> tensor<4xf32>
@@ -83,7 +83,7 @@ func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
 func.func private @body(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{not supported yet: named ops in @body, which has no topology}}
+  // expected-error @+1 {{is in @body, which has no topology}}
   %1 = mpmd.named_computation<"f"> (%arg0) (%y: tensor<4xf32>) {
     mpmd.return %y : tensor<4xf32>
   } : (tensor<4xf32>) -> tensor<4xf32>

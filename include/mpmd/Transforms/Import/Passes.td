@@ -11,6 +11,18 @@
 
 include "mlir/Pass/PassBase.td"
 
+def UnrollLoopsPass : Pass<"mpmd-unroll-loops", "ModuleOp"> {
+  let summary = "Unrolls mpmd.for loops and inlines mpmd.call, iterations becoming call counters";
+  let description = [{
+    Microbatched programs written with `mpmd.for` (or `mpmd.call` of a loop
+    body with a `call_counter` attribute) become straight-line code: each
+    iteration's (or call's) named computations and fragments carry the
+    iteration as their `call_counter`, which pipeline schedules order. The
+    loop index becomes a `tensor<ui32>` constant.
+  }];
+  let dependentDialects = ["::mlir::stablehlo::StableHloDialect"];
+}
+
 def InlineCallsPass : Pass<"mpmd-inline-calls", "ModuleOp"> {
   let summary = "Inlines func.call ops of functions that carry a topology";
   let description = [{
