@@ -2,6 +2,8 @@
 
 #include "mpmd/Transforms/Import/ImportUtils.h"
 
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -100,4 +102,34 @@ mlir::mpmd::parseIoAssignment(ArrayRef<std::string> entries,
                          << mesh << "\")";
   }
   return result;
+}
+
+SmallVector<Value>
+mlir::mpmd::cloneBlockBody(Block &body, ValueRange args, OpBuilder &builder,
+                           function_ref<void(Operation *)> onClone) {
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &op : body.without_terminator()) {
+    Operation *copy = builder.clone(op, mapping);
+    if (onClone)
+      onClone(copy);
+  }
+  return llvm::to_vector(llvm::map_range(
+      body.getTerminator()->getOperands(),
+      [&](Value value) { return mapping.lookupOrDefault(value); }));
+}
+
+void mlir::mpmd::eraseUnusedPrivateFunctions(
+    llvm::SmallPtrSetImpl<Operation *> &callees, ModuleOp module) {
+  for (bool erased = true; erased;) {
+    erased = false;
+    for (Operation *callee : llvm::to_vector(callees)) {
+      auto func = cast<func::FuncOp>(callee);
+      if (func.isPrivate() && SymbolTable::symbolKnownUseEmpty(func, module)) {
+        callees.erase(callee);
+        func.erase();
+        erased = true;
+      }
+    }
+  }
 }

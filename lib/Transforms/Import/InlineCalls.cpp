@@ -9,7 +9,6 @@
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::mpmd {
@@ -38,16 +37,9 @@ LogicalResult inlineCall(func::CallOp call, SymbolTableCollection &symbols) {
     return call.emitOpError()
            << "not supported yet: inlining @" << call.getCallee()
            << ", whose body has several blocks";
-  IRMapping mapping;
-  Block &body = callee.getBody().front();
-  mapping.map(body.getArguments(), call.getOperands());
   OpBuilder builder(call);
-  for (Operation &op : body.without_terminator())
-    builder.clone(op, mapping);
-  Operation *terminator = body.getTerminator();
-  for (auto [result, returned] :
-       llvm::zip(call.getResults(), terminator->getOperands()))
-    result.replaceAllUsesWith(mapping.lookupOrDefault(returned));
+  call.replaceAllUsesWith(cloneBlockBody(callee.getBody().front(),
+                                         call.getOperands(), builder));
   call.erase();
   return success();
 }
@@ -84,18 +76,7 @@ struct InlineCallsPass
         }
       }
     }
-    // Callees may call each other: erase until nothing more goes away.
-    for (bool erased = true; erased;) {
-      erased = false;
-      for (Operation *callee : llvm::to_vector(inlinedCallees)) {
-        auto func = cast<func::FuncOp>(callee);
-        if (func.isPrivate() && SymbolTable::symbolKnownUseEmpty(func, module)) {
-          inlinedCallees.erase(callee);
-          func.erase();
-          erased = true;
-        }
-      }
-    }
+    eraseUnusedPrivateFunctions(inlinedCallees, module);
   }
 };
 

@@ -13,7 +13,6 @@
 #include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_UNROLLLOOPSPASS
@@ -25,25 +24,14 @@ using namespace mlir::mpmd;
 
 namespace {
 
-/// Clones `body` (without its terminator) before `builder`'s point with
-/// `mapping`; labels what it clones with `counter` when given. Returns the
-/// values the terminator returned.
-SmallVector<Value> cloneBody(Block &body, IRMapping &mapping,
-                             OpBuilder &builder,
-                             std::optional<IntegerAttr> counter) {
-  for (Operation &op : body.without_terminator()) {
-    Operation *copy = builder.clone(op, mapping);
-    if (!counter)
-      continue;
-    copy->walk([&](Operation *nested) {
-      if (isa<NamedComputationOp, FragmentOp>(nested) &&
-          !nested->hasAttr(MpmdDialect::kCallCounterAttrName))
-        nested->setAttr(MpmdDialect::kCallCounterAttrName, *counter);
-    });
-  }
-  return llvm::to_vector(llvm::map_range(
-      body.getTerminator()->getOperands(),
-      [&](Value value) { return mapping.lookupOrDefault(value); }));
+/// Labels the named computations and fragments in `op` with `counter`
+/// unless an inner loop already did.
+void labelWithCounter(Operation *op, IntegerAttr counter) {
+  op->walk([&](Operation *nested) {
+    if (isa<NamedComputationOp, FragmentOp>(nested) &&
+        !nested->hasAttr(MpmdDialect::kCallCounterAttrName))
+      nested->setAttr(MpmdDialect::kCallCounterAttrName, counter);
+  });
 }
 
 IntegerAttr counterAttr(MLIRContext *ctx, uint64_t value) {
@@ -58,17 +46,17 @@ LogicalResult unrollFor(ForOp loop) {
   auto indexType = cast<RankedTensorType>(loop.getIndexArg().getType());
   SmallVector<Value> carried(loop.getOperands());
   for (uint32_t i = 0; i < loop.getIterations(); ++i) {
-    IRMapping mapping;
-    for (auto [arg, value] :
-         llvm::zip(body.getArguments().drop_back(), carried))
-      mapping.map(arg, value);
     // The index as a constant of the body's index type.
     OperationState state(loop.getLoc(), "stablehlo.constant");
     state.addAttribute("value", DenseElementsAttr::get(
                                     indexType, APInt(32, i, false)));
     state.addTypes(indexType);
-    mapping.map(loop.getIndexArg(), builder.create(state)->getResult(0));
-    carried = cloneBody(body, mapping, builder, counterAttr(ctx, i));
+    SmallVector<Value> args = carried;
+    args.push_back(builder.create(state)->getResult(0));
+    IntegerAttr counter = counterAttr(ctx, i);
+    carried = cloneBlockBody(body, args, builder, [&](Operation *copy) {
+      labelWithCounter(copy, counter);
+    });
   }
   loop.replaceAllUsesWith(carried);
   loop.erase();
@@ -82,15 +70,17 @@ LogicalResult inlineCall(CallOp call, SymbolTableCollection &symbols) {
     return call.emitOpError()
            << "calls @" << call.getCallee()
            << ", which is not a func.func with a single-block body here";
-  std::optional<IntegerAttr> counter;
+  IntegerAttr counter;
   if (auto attr = call->getAttrOfType<IntegerAttr>(
           MpmdDialect::kCallCounterAttrName))
     counter = counterAttr(call.getContext(), attr.getValue().getZExtValue());
   OpBuilder builder(call);
-  IRMapping mapping;
-  mapping.map(callee.getBody().front().getArguments(), call.getOperands());
-  SmallVector<Value> results =
-      cloneBody(callee.getBody().front(), mapping, builder, counter);
+  SmallVector<Value> results = cloneBlockBody(
+      callee.getBody().front(), call.getOperands(), builder,
+      [&](Operation *copy) {
+        if (counter)
+          labelWithCounter(copy, counter);
+      });
   call.replaceAllUsesWith(results);
   call.erase();
   return success();
@@ -132,10 +122,7 @@ struct UnrollLoopsPass
           return signalPassFailure();
       }
     }
-    for (Operation *op : callees)
-      if (cast<func::FuncOp>(op).isPrivate() &&
-          SymbolTable::symbolKnownUseEmpty(op, module))
-        op->erase();
+    eraseUnusedPrivateFunctions(callees, module);
   }
 };
 

@@ -7,6 +7,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -47,6 +49,19 @@ parseIoAssignment(ArrayRef<std::string> entries, StringRef optionName,
 LogicalResult checkMeshExists(TopologyAttr topology, StringRef mesh,
                               function_ref<InFlightDiagnostic()> emitError,
                               const Twine &what);
+
+/// Clones the ops of single-block `body` (not its terminator) before
+/// `builder`'s insertion point, with `body`'s arguments replaced by `args`;
+/// `onClone` sees each cloned top-level op. Returns the values the
+/// terminator returned, as cloned.
+SmallVector<Value> cloneBlockBody(Block &body, ValueRange args,
+                                  OpBuilder &builder,
+                                  function_ref<void(Operation *)> onClone = {});
+
+/// Erases the private functions among `callees` that nothing refers to any
+/// more, repeatedly (callees may call each other).
+void eraseUnusedPrivateFunctions(llvm::SmallPtrSetImpl<Operation *> &callees,
+                                 ModuleOp module);
 
 /// `"m1", "m2"` for diagnostics.
 std::string formatMeshList(ArrayRef<StringRef> meshes);
