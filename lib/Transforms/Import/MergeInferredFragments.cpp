@@ -46,10 +46,7 @@ public:
   bool round() {
     // Positions instead of isBeforeInBlock: every merge inserts an op, which
     // would make the block renumber itself on each query.
-    position.clear();
-    int64_t next = 0;
-    for (Operation &op : block)
-      position[&op] = next++;
+    renumber();
     SmallVector<FragmentOp> inferred;
     for (auto fragment : block.getOps<FragmentOp>())
       if (!fragment.isUserFragment() && !hasShardings(fragment))
@@ -81,12 +78,79 @@ public:
     return changed;
   }
 
+  /// After scheduling: each inferred fragment joins the previous fragment
+  /// of its mesh if its operands are ready there, else the next one if
+  /// nothing reads its results before it. True if anything merged.
+  bool neighbourRound() {
+    renumber();
+    bool changed = false;
+    llvm::StringMap<FragmentOp> previousOnMesh;
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      auto fragment = dyn_cast<FragmentOp>(op);
+      if (!fragment || hasShardings(fragment))
+        continue;
+      StringRef mesh = fragment.getMeshName();
+      FragmentOp previous = previousOnMesh.lookup(mesh);
+      if (previous && !fragment.isUserFragment() &&
+          readyAt(fragment, previous)) {
+        previousOnMesh[mesh] = merge(previous, fragment, previous);
+        changed = true;
+        continue;
+      }
+      previousOnMesh[mesh] = fragment;
+    }
+    llvm::StringMap<FragmentOp> nextOnMesh;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
+      auto fragment = dyn_cast<FragmentOp>(op);
+      if (!fragment || hasShardings(fragment))
+        continue;
+      StringRef mesh = fragment.getMeshName();
+      FragmentOp next = nextOnMesh.lookup(mesh);
+      if (next && !fragment.isUserFragment() && unreadBefore(fragment, next)) {
+        nextOnMesh[mesh] = merge(fragment, next, next);
+        changed = true;
+        continue;
+      }
+      nextOnMesh[mesh] = fragment;
+    }
+    return changed;
+  }
+
 private:
-  void merge(FragmentOp first, FragmentOp second, FragmentOp anchor) {
+  void renumber() {
+    position.clear();
+    int64_t next = 0;
+    for (Operation &op : block)
+      position[&op] = next++;
+  }
+
+  int64_t positionOf(Value value) {
+    if (Operation *def = value.getDefiningOp())
+      return position.lookup(block.findAncestorOpInBlock(*def));
+    return -1;
+  }
+
+  bool readyAt(FragmentOp fragment, FragmentOp earlier) {
+    int64_t at = position.lookup(earlier);
+    return llvm::all_of(fragment.getOperands(), [&](Value operand) {
+      return operand.getDefiningOp() == earlier || positionOf(operand) < at;
+    });
+  }
+
+  bool unreadBefore(FragmentOp fragment, FragmentOp later) {
+    int64_t at = position.lookup(later);
+    return llvm::all_of(fragment->getUsers(), [&](Operation *user) {
+      return position.lookup(block.findAncestorOpInBlock(*user)) >= at;
+    });
+  }
+
+  FragmentOp merge(FragmentOp first, FragmentOp second, FragmentOp anchor) {
     int64_t at = position.lookup(anchor);
     position.erase(first);
     position.erase(second);
-    position[mergeFragments(first, second, anchor)] = at;
+    FragmentOp merged = mergeFragments(first, second, anchor);
+    position[merged] = at;
+    return merged;
   }
 
   /// The fragments of `fragment`'s mesh reading its results, if every user
@@ -158,6 +222,8 @@ private:
 struct MergeInferredFragmentsPass
     : public mlir::mpmd::impl::MergeInferredFragmentsPassBase<
           MergeInferredFragmentsPass> {
+  using MergeInferredFragmentsPassBase::MergeInferredFragmentsPassBase;
+
   void runOnOperation() override {
     FailureOr<SmallVector<func::FuncOp>> entries =
         getEntryFunctions(getOperation());
@@ -167,6 +233,9 @@ struct MergeInferredFragmentsPass
       FragmentMerger merger(func.getBody().front());
       while (merger.round()) {
       }
+      if (scheduled)
+        while (merger.neighbourRound()) {
+        }
     }
   }
 };

@@ -133,3 +133,37 @@ func.func @user_fragments_stay(%arg0: !m1) -> !m1
   } : (!m1) -> !m1
   func.return %1 : !m1
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// Gradient accumulation: the sum reads two backward fragments. Merging it
+// into either would add a dependency, so by default it stays; once the
+// order is final (scheduled=true) it joins the previous fragment of its
+// mesh, which runs right before it anyway.
+// RUN: mpmd-opt %s -split-input-file -mpmd-merge-inferred-fragments=scheduled=true | FileCheck %s --check-prefix=SCHEDULED
+// CHECK-LABEL: func.func @accumulate
+// CHECK: mpmd.fragment<mesh="m1", origin=[]>
+// SCHEDULED-LABEL: func.func @accumulate
+// SCHEDULED: mpmd.fragment<mesh="m1", origin=["b"(1)]>
+// SCHEDULED: %[[M:.*]]:2 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0, %{{.*}}) {call_counter = 1 : ui32}
+// SCHEDULED: stablehlo.add
+// SCHEDULED-NOT: origin=[]
+func.func @accumulate(%arg0: !m1) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0) {call_counter = 1 : ui32} (%x: !t) {
+    %a = stablehlo.abs %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %2 = mpmd.fragment<mesh="m1", origin=[]> (%0, %1) (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  func.return %2 : !m1
+}

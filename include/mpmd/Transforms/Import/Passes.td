@@ -107,7 +107,18 @@ def MergeInferredFragmentsPass : Pass<"mpmd-merge-inferred-fragments", "ModuleOp
     on the same mesh; constants are copied into each consumer. These merges
     add no dependency between fragments (so they never constrain a pipeline
     schedule) and never need a transfer; merged fragments keep every origin.
+
+    With `scheduled=true` (run by export, once the order is final), an
+    inferred fragment also joins the previous fragment of its mesh when its
+    operands are ready by then, or the next one when nothing reads it
+    before: each mesh runs its fragments one after another in this order
+    anyway, so such merges change no mesh's sequence; they only make fewer,
+    larger programs.
   }];
+  let options = [
+    Option<"scheduled", "scheduled", "bool", /*default=*/"false",
+           "The op order is final: also merge with the neighbours of the mesh">,
+  ];
 }
 
 def VerifyImportPass : Pass<"mpmd-verify-import", "ModuleOp"> {
