@@ -133,3 +133,21 @@ void mlir::mpmd::eraseUnusedPrivateFunctions(
     }
   }
 }
+
+FailureOr<func::FuncOp>
+mlir::mpmd::lookupInlinableCallee(Operation *call, FlatSymbolRefAttr callee,
+                                  SymbolTableCollection &symbols) {
+  auto func = symbols.lookupNearestSymbolFrom<func::FuncOp>(call, callee);
+  if (!func)
+    return call->emitOpError() << "calls @" << callee.getValue()
+                               << ", which is not a func.func of this module";
+  if (func.isExternal())
+    return call->emitOpError()
+           << "not supported yet: calling the declaration @"
+           << callee.getValue() << " (it has no body to place on a mesh)";
+  if (!func.getBody().hasOneBlock())
+    return call->emitOpError()
+           << "not supported yet: inlining @" << callee.getValue()
+           << ", whose body has several blocks";
+  return func;
+}

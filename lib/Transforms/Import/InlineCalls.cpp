@@ -24,21 +24,12 @@ namespace {
 constexpr int kMaxInlineDepth = 64;
 
 LogicalResult inlineCall(func::CallOp call, SymbolTableCollection &symbols) {
-  auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
-      call, call.getCalleeAttr());
-  if (!callee)
-    return call.emitOpError() << "calls @" << call.getCallee()
-                              << ", which is not a func.func of this module";
-  if (callee.isExternal())
-    return call.emitOpError()
-           << "not supported yet: calling the declaration @"
-           << call.getCallee() << " (it has no body to place on a mesh)";
-  if (!callee.getBody().hasOneBlock())
-    return call.emitOpError()
-           << "not supported yet: inlining @" << call.getCallee()
-           << ", whose body has several blocks";
+  FailureOr<func::FuncOp> callee =
+      lookupInlinableCallee(call, call.getCalleeAttr(), symbols);
+  if (failed(callee))
+    return failure();
   OpBuilder builder(call);
-  call.replaceAllUsesWith(cloneBlockBody(callee.getBody().front(),
+  call.replaceAllUsesWith(cloneBlockBody(callee->getBody().front(),
                                          call.getOperands(), builder));
   call.erase();
   return success();

@@ -64,19 +64,17 @@ LogicalResult unrollFor(ForOp loop) {
 }
 
 LogicalResult inlineCall(CallOp call, SymbolTableCollection &symbols) {
-  auto callee =
-      symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
-  if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
-    return call.emitOpError()
-           << "calls @" << call.getCallee()
-           << ", which is not a func.func with a single-block body here";
+  FailureOr<func::FuncOp> callee =
+      lookupInlinableCallee(call, call.getCalleeAttr(), symbols);
+  if (failed(callee))
+    return failure();
   IntegerAttr counter;
   if (auto attr = call->getAttrOfType<IntegerAttr>(
           MpmdDialect::kCallCounterAttrName))
     counter = counterAttr(call.getContext(), attr.getValue().getZExtValue());
   OpBuilder builder(call);
   SmallVector<Value> results = cloneBlockBody(
-      callee.getBody().front(), call.getOperands(), builder,
+      callee->getBody().front(), call.getOperands(), builder,
       [&](Operation *copy) {
         if (counter)
           labelWithCounter(copy, counter);

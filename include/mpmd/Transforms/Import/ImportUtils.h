@@ -50,6 +50,13 @@ LogicalResult checkMeshExists(TopologyAttr topology, StringRef mesh,
                               function_ref<InFlightDiagnostic()> emitError,
                               const Twine &what);
 
+/// The func.func `call` (a func.call or mpmd.call) calls, if it can be
+/// inlined: it exists, has a body, and the body is one block. Emits an error
+/// on `call` naming the callee otherwise.
+FailureOr<func::FuncOp> lookupInlinableCallee(Operation *call,
+                                              FlatSymbolRefAttr callee,
+                                              SymbolTableCollection &symbols);
+
 /// Clones the ops of single-block `body` (not its terminator) before
 /// `builder`'s insertion point, with `body`'s arguments replaced by `args`;
 /// `onClone` sees each cloned top-level op. Returns the values the
