@@ -4,30 +4,19 @@ schedule is what ran."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import jax
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "examples"))
-import models  # noqa: E402
+from meshes import MESHES, assert_trees_close, four_meshes
+import models  # noqa: E402  (examples/, put on the path by meshes)
 
 import mpmd  # noqa: E402
 from mpmd.config import ConfigError, make_config  # noqa: E402
 from mpmd.schedules import ScheduleError  # noqa: E402
 from mpmd.stages import jit  # noqa: E402
 
-MESHES = ["m1", "m2", "m3", "m4"]
 M = 4  # microbatches
-
-
-def four_meshes() -> dict[str, jax.sharding.Mesh]:
-    devices = np.array(jax.devices()[:8]).reshape(4, 2)
-    return {name: jax.sharding.Mesh(devices[i], ("x",))
-            for i, name in enumerate(MESHES)}
 
 
 def data(num_blocks: int):
@@ -49,9 +38,7 @@ def train_and_compare(config, num_blocks):
         mp, mp_loss = compiled(mp, tokens, targets)
         ref, ref_loss = reference(ref, tokens, targets)
         np.testing.assert_allclose(mp_loss, ref_loss, rtol=1e-5)
-    for a, b in zip(jax.tree.leaves(mp), jax.tree.leaves(ref)):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5,
-                                   atol=1e-6)
+    assert_trees_close(mp, ref)
     return lowered
 
 

@@ -3,34 +3,15 @@ exactly like plain jax.jit (rtol 1e-5) for 3 steps."""
 
 from __future__ import annotations
 
-import os
-import sys
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "examples"))
-import models  # noqa: E402
+from meshes import MESHES, assert_trees_close, four_meshes
+import models  # noqa: E402  (examples/, put on the path by meshes)
 
 from mpmd.config import make_config  # noqa: E402
 from mpmd.stages import jit  # noqa: E402
-
-MESHES = ["m1", "m2", "m3", "m4"]
-
-
-def four_meshes() -> dict[str, jax.sharding.Mesh]:
-    devices = np.array(jax.devices()[:8]).reshape(4, 2)
-    return {name: jax.sharding.Mesh(devices[i], ("x",))
-            for i, name in enumerate(MESHES)}
-
-
-def assert_trees_close(actual, expected, rtol=1e-5, atol=1e-6):
-    for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol,
-                                   atol=atol)
 
 
 def test_mlp_training_matches_jax_jit():

@@ -5,8 +5,6 @@ steps with a fake clock."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
@@ -14,9 +12,8 @@ import jax
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
-                                "examples"))
-import models  # noqa: E402
+from meshes import MESHES, four_meshes
+import models  # noqa: E402  (examples/, put on the path by meshes)
 
 from mpmd.config import make_config  # noqa: E402
 from mpmd.stages import jit  # noqa: E402
@@ -24,14 +21,7 @@ from mpmd.runtime.plan import CallStep, TensorSpec, TransferStep  # noqa: E402
 from mpmd.runtime.trace import (  # noqa: E402
     CallEvent, Trace, TraceError, TraceRecorder, transpose_count)
 
-MESHES = ["m1", "m2", "m3", "m4"]
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-def four_meshes() -> dict[str, jax.sharding.Mesh]:
-    devices = np.array(jax.devices()[:8]).reshape(4, 2)
-    return {name: jax.sharding.Mesh(devices[i], ("x",))
-            for i, name in enumerate(MESHES)}
 
 
 @pytest.fixture(scope="module")
