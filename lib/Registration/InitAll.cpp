@@ -8,6 +8,7 @@
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/Passes.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
+#include "mpmd/Transforms/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -23,5 +24,6 @@ void mlir::mpmd::registerAllPasses() {
   registerTransformsPasses();
   registerImportPasses();
   registerOptimizePasses();
+  registerShardingPasses();
   registerExportPasses();
 }

@@ -9,6 +9,8 @@
 //    "inputs": [{"mesh": "m1", "shape": [4], "dtype": "f32", ...}],
 //    "outputs": [{"value": 3, "mesh": "m2", ...}],
 //    "programs": {"p0_stage0_fwd": {"mesh": "m1", "module": "...",
+//                                   "in_shardings": [[["x"]]],
+//                                   "out_shardings": [null],
 //                                   "donated_args": [0], "buffer_donors": [],
 //                                   "num_calls": 2}},
 //    "steps": [{"op": "call", "program": "p0_stage0_fwd", "mesh": "m1",
@@ -22,8 +24,10 @@
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::mpmd {
@@ -35,6 +39,9 @@ using namespace mlir;
 using namespace mlir::mpmd;
 
 namespace {
+
+constexpr StringLiteral kShardingAttrName = "sdy.sharding";
+constexpr StringLiteral kMeshSymbol = "mesh";
 
 std::string printToString(Type type) {
   std::string text;
@@ -50,6 +57,18 @@ std::string printToString(Attribute attr) {
   return text;
 }
 
+/// The axes of each dimension, major to minor: `[["data"], []]`.
+llvm::json::Array describeSharding(sdy::TensorShardingAttr sharding) {
+  llvm::json::Array dims;
+  for (int64_t dim = 0; dim < sharding.getRank(); ++dim) {
+    llvm::json::Array axes;
+    for (StringRef axis : sharding.getShardingAxes(dim))
+      axes.push_back(axis);
+    dims.push_back(std::move(axes));
+  }
+  return dims;
+}
+
 llvm::json::Object describeTensor(MeshTensorType type) {
   RankedTensorType global = type.getGlobalTensorType();
   llvm::json::Array shape;
@@ -60,25 +79,39 @@ llvm::json::Object describeTensor(MeshTensorType type) {
       {"shape", std::move(shape)},
       {"dtype", printToString(global.getElementType())},
   };
-  if (sdy::TensorShardingAttr sharding = type.getSharding()) {
-    llvm::json::Array dims;
-    for (int64_t dim = 0; dim < sharding.getRank(); ++dim) {
-      llvm::json::Array axes;
-      for (StringRef axis : sharding.getShardingAxes(dim))
-        axes.push_back(axis);
-      dims.push_back(std::move(axes));
-    }
-    object["sharding"] = std::move(dims);
-  }
+  if (sdy::TensorShardingAttr sharding = type.getSharding())
+    object["sharding"] = describeSharding(sharding);
   if (StringAttr kind = type.getMemoryKind())
     object["memory_kind"] = kind.getValue();
   return object;
 }
 
+/// Per argument (or result) of `callee`, its sharding or null (replicated).
+llvm::json::Array describeShardings(func::FuncOp callee, bool results) {
+  llvm::json::Array shardings;
+  unsigned count = results ? callee.getNumResults() : callee.getNumArguments();
+  for (unsigned index = 0; index < count; ++index) {
+    auto sharding =
+        results ? callee.getResultAttrOfType<sdy::TensorShardingAttr>(
+                      index, kShardingAttrName)
+                : callee.getArgAttrOfType<sdy::TensorShardingAttr>(
+                      index, kShardingAttrName);
+    if (sharding && !sharding.isFullyReplicated())
+      shardings.push_back(describeSharding(sharding));
+    else
+      shardings.push_back(nullptr);
+  }
+  return shardings;
+}
+
 /// The program as a module XLA compiles on its own: the callee, public, as
 /// `@main`, in generic form (what jaxlib's parser reads most reliably).
-std::string programModule(func::FuncOp callee) {
-  OpBuilder builder(callee.getContext());
+/// Every sharding inside (the boundary, constraints, manual computations)
+/// names the program's mesh as `@mesh`, declared in the module with `mesh`'s
+/// axes; the sharding phase has checked that the axes they use agree.
+std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
+  MLIRContext *ctx = callee.getContext();
+  OpBuilder builder(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(callee.getLoc());
   builder.setInsertionPointToEnd(module->getBody());
   auto main = cast<func::FuncOp>(builder.clone(*callee));
@@ -86,6 +119,38 @@ std::string programModule(func::FuncOp callee) {
   main.setPublic();
   for (StringRef attr : {"mesh_shape", "mpmd.mesh"})
     main->removeAttr(attr);
+  llvm::StringSet<> meshSymbols{kMeshSymbol};
+  if (auto parent = callee->getParentOfType<ModuleOp>())
+    for (auto meshOp : parent.getOps<sdy::MeshOp>())
+      meshSymbols.insert(meshOp.getSymName());
+  bool usesMesh = false;
+  AttrTypeReplacer replacer;
+  replacer.addReplacement(
+      [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
+        if (!meshSymbols.contains(ref.getValue()))
+          return std::nullopt;
+        usesMesh = true;
+        return FlatSymbolRefAttr::get(ctx, kMeshSymbol);
+      });
+  replacer.recursivelyReplaceElementsIn(main, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/false);
+  // The replacer sees discardable attributes only; ops JAX prints in generic
+  // form (sdy.sharding_constraint, sdy.manual_computation) keep their
+  // shardings in properties.
+  main.walk([&](Operation *op) {
+    Attribute properties = op->getPropertiesAsAttribute();
+    if (!properties)
+      return;
+    Attribute replaced = replacer.replace(properties);
+    if (replaced != properties)
+      (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
+  });
+  if (usesMesh && mesh) {
+    builder.setInsertionPointToStart(module->getBody());
+    sdy::MeshOp::create(builder, callee.getLoc(), kMeshSymbol,
+                        sdy::MeshAttr::get(ctx, mesh.getAxes(), {}));
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
@@ -164,7 +229,10 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         }
         programs[call.getCallee()] = llvm::json::Object{
             {"mesh", call.getMeshName()},
-            {"module", programModule(callee)},
+            {"module",
+             programModule(callee, topology.getMesh(call.getMeshName()))},
+            {"in_shardings", describeShardings(callee, /*results=*/false)},
+            {"out_shardings", describeShardings(callee, /*results=*/true)},
             {"donated_args", std::move(donated)},
             {"buffer_donors", std::move(donors)},
         };

@@ -24,6 +24,8 @@ using namespace mlir::mpmd;
 
 namespace {
 
+constexpr StringLiteral kShardingAttrName = "sdy.sharding";
+
 struct MarkDonationsPass
     : public mlir::mpmd::impl::MarkDonationsPassBase<MarkDonationsPass> {
   void runOnOperation() override {
@@ -56,10 +58,14 @@ struct MarkDonationsPass
       llvm::BitVector aliased(callee.getNumResults());
       for (unsigned arg : dies.set_bits()) {
         Type type = callee.getArgumentTypes()[arg];
+        // A buffer is reused in place only for a result of the same type laid
+        // out the same way on the mesh.
+        Attribute layout = callee.getArgAttr(arg, kShardingAttrName);
         std::optional<unsigned> result;
         for (auto [index, resultType] :
              llvm::enumerate(callee.getResultTypes()))
-          if (!aliased[index] && resultType == type) {
+          if (!aliased[index] && resultType == type &&
+              callee.getResultAttr(index, kShardingAttrName) == layout) {
             result = index;
             break;
           }

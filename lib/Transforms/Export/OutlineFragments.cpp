@@ -26,13 +26,14 @@ using namespace mlir::mpmd;
 
 namespace {
 
+constexpr StringLiteral kShardingAttrName = "sdy.sharding";
+
 /// A cheap summary of a program (mesh, signature, op names) that equal
 /// programs share; candidates with the same summary are compared op by op.
 std::string programSummary(FragmentOp fragment) {
   std::string key = fragment.getMeshName().str() + "\n";
   llvm::raw_string_ostream os(key);
-  Block &body = fragment.getRegion().front();
-  for (Type type : body.getArgumentTypes())
+  for (Type type : fragment.getOperandTypes())
     os << type << ",";
   os << "\n";
   fragment.getRegion().walk(
@@ -40,8 +41,12 @@ std::string programSummary(FragmentOp fragment) {
   return key;
 }
 
+/// Same mesh, same boundary layouts (the mesh tensor types carry the
+/// shardings) and the same body.
 bool sameProgram(FragmentOp a, FragmentOp b) {
   return a.getMeshName() == b.getMeshName() &&
+         a.getOperandTypes() == b.getOperandTypes() &&
+         a.getResultTypes() == b.getResultTypes() &&
          OperationEquivalence::isRegionEquivalentTo(
              &a.getRegion(), &b.getRegion(),
              OperationEquivalence::IgnoreLocations);
@@ -154,6 +159,13 @@ struct OutlineFragmentsPass
     if (sdy::MeshAttr mesh = topology.getMesh(first.getMeshName()))
       callee->setAttr("mesh_shape", mesh);
     callee->setAttr("mpmd.mesh", builder.getStringAttr(first.getMeshName()));
+    // The boundary layouts, as JAX and XLA's Shardy read them on a function.
+    for (auto [index, type] : llvm::enumerate(first.getOperandTypes()))
+      if (auto sharding = cast<MeshTensorType>(type).getSharding())
+        callee.setArgAttr(index, kShardingAttrName, sharding);
+    for (auto [index, type] : llvm::enumerate(first.getResultTypes()))
+      if (auto sharding = cast<MeshTensorType>(type).getSharding())
+        callee.setResultAttr(index, kShardingAttrName, sharding);
     // Moving the first body keeps it; `mpmd.return` becomes `func.return`.
     callee.getBody().takeBody(first.getRegion());
     Block &calleeBody = callee.getBody().front();

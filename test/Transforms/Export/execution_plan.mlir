@@ -18,9 +18,16 @@
 // CHECK-NEXT: "p0_stage1_fwd": {
 // CHECK-NEXT: "buffer_donors": [],
 // CHECK-NEXT: "donated_args": [],
+// CHECK-NEXT: "in_shardings": [
+// CHECK-NEXT: null
+// CHECK-NEXT: ],
 // CHECK-NEXT: "mesh": "m1",
 // CHECK-NEXT: "module": "\"builtin.module\"() ({\n  \"func.func\"() <{function_type = (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>), sym_name = \"main\"}>
 // CHECK: "num_calls": 1
+// CHECK-NEXT: "out_shardings": [
+// CHECK-NEXT: null,
+// CHECK-NEXT: null
+// CHECK-NEXT: ]
 // CHECK: "p1_stage2_fwd": {
 // CHECK-NEXT: "buffer_donors": [],
 // CHECK-NEXT: "donated_args": [
