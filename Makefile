@@ -25,6 +25,8 @@ configure: setup $(BUILD_DIR)/build.ninja
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+	@# The venv imports mpmd from the build tree without PYTHONPATH.
+	@$(PY) scripts/link_build_tree.py $(CURDIR)/$(BUILD_DIR)/python_packages
 
 test-lit: build
 	$(VENV)/bin/lit -sv $(BUILD_DIR)/test

@@ -1,12 +1,16 @@
-"""The main demo: a transformer trained as a pipelined MPMD program.
+"""The main demo: a transformer trained as a pipelined MPMD program with
+SPMD inside each mesh.
 
-Runs on 8 CPU devices (4 meshes of 2). The model is plain JAX with its
-blocks labelled by `mpmd.named_computation`; microbatches come from
-`mpmd.fori_loop`; the loss, gradient accumulation and SGD update are
-nameless and placed by mesh inference. The 1F1B schedule orders each mesh's
-work. The demo prints the per-mesh programs and schedule, the simulated
-bubble, trains 3 steps next to plain `jax.jit` on the same inputs, and
-writes a trace of the last step (Chrome JSON + SVG).
+Runs on 8 CPU devices: 2 meshes of 2x2 devices with axes ("data",
+"model"). Pipeline parallelism between the meshes (1F1B over 8
+microbatches); inside each, data parallelism over "data" (the batch) and
+Megatron-style tensor parallelism over "model" (attention and MLP
+matrices). The model is plain JAX with its blocks labelled by
+`mpmd.named_computation`; microbatches come from `mpmd.fori_loop`; the loss,
+gradient accumulation and SGD update are nameless and placed by mesh
+inference. The demo prints the per-mesh layouts, programs and schedule, the
+simulated bubble, trains 3 steps next to plain `jax.jit` on the same inputs,
+and writes a trace of the last step (Chrome JSON + SVG).
 """
 
 from __future__ import annotations
@@ -18,15 +22,18 @@ import sys
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
+import re  # noqa: E402
+
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import models  # noqa: E402
 
 import mpmd  # noqa: E402
 
-MESHES = ["m1", "m2", "m3", "m4"]
+MESHES = ["m1", "m2"]
 TRACE_DIR = pathlib.Path(os.environ.get("MPMD_TRACE_DIR", "traces"))
 
 
@@ -35,8 +42,8 @@ def banner(title: str) -> None:
 
 
 def main() -> None:
-    devices = np.array(jax.devices()[:8]).reshape(4, 2)
-    topology = {name: jax.sharding.Mesh(devices[i], ("x",))
+    devices = np.array(jax.devices()[:8]).reshape(2, 2, 2)
+    topology = {name: Mesh(devices[i], ("data", "model"))
                 for i, name in enumerate(MESHES)}
     num_blocks, microbatches = 4, 8
     params = models.init_transformer(jax.random.PRNGKey(0), vocab=64, dim=32,
@@ -45,23 +52,45 @@ def main() -> None:
                                 0, 64)
     targets = jnp_roll(tokens)
 
+    assignment = models.transformer_assignment(num_blocks, MESHES)
     config = mpmd.make_config(
-        topology, models.transformer_assignment(num_blocks, MESHES),
+        topology, assignment,
         partitioning_options={"pipeline_schedule": "1f1b"})
+    # Parameters split over "model" on the mesh of their computation, the
+    # batch over "data": committed arrays carry their layouts into mpmd.jit.
+    sharded_params = jax.device_put(
+        params, models.transformer_shardings(params, topology, assignment))
+    batch = P(None, "data")
+    sharded_tokens = jax.device_put(tokens, NamedSharding(topology["m1"], batch))
+    sharded_targets = jax.device_put(targets,
+                                     NamedSharding(topology["m2"], batch))
     step = models.transformer_microbatched_step
-    lowered = mpmd.jit(step, config).lower(params, tokens, targets)
+    lowered = mpmd.jit(step, config).lower(sharded_params, sharded_tokens,
+                                           sharded_targets)
+
+    banner("per-mesh sharding of the inputs (blocks[*]: every block alike)")
+    print(layouts_by_mesh(lowered.sharding_text()))
+    print("per-device parameter bytes: "
+          + ", ".join(f"{mesh} {per_device_bytes(sharded_params, mesh, topology):,}"
+                      f" (replicated: {per_device_bytes(params, mesh, topology, assignment):,})"
+                      for mesh in MESHES))
+    crossing = sorted(set(re.findall(
+        r'mpmd\.transfer %\S+ : \(!mpmd\.mesh_tensor<"m\d", (tensor<[^>]*>)'
+        r'(?:, sharding=(<@mesh, \[[^]]*\]>))?', lowered.as_text())))
+    print("activations crossing between the meshes: "
+          + "; ".join(f"{t} {s or 'replicated'}" for t, s in crossing))
 
     banner("per-mesh programs (each compiled once for its mesh)")
     for mesh, programs in lowered.programs_by_mesh().items():
-        print(f"{mesh}: {', '.join(programs)}")
+        print(f"{mesh}: {len(programs)} programs: {', '.join(programs[:4])}, ...")
     banner("1F1B schedule of one step (F/B = forward/backward, microbatch)")
     print(lowered.schedule_text())
     from mpmd.runtime.simulate import simulate  # noqa: PLC0415
     simulated = simulate(lowered.plan)
     print(f"simulated with F=1, B=2 per fragment: step time "
           f"{simulated.step_time:.0f}, bubble {simulated.bubble_fraction:.3f} "
-          "(m1 and m4 run two named computations per stage, so they carry "
-          "twice the work of m2 and m3)")
+          "(each mesh runs three named computations per microbatch: embed "
+          "and two blocks, or two blocks and the head)")
     plan_lines = lowered.plan.format().splitlines()
     print(f"execution plan: {len(lowered.plan.steps)} steps, "
           f"{len(lowered.plan.programs)} distinct programs; first steps:")
@@ -72,15 +101,16 @@ def main() -> None:
     compiled = lowered.compile()
     reference = jax.jit(step)
     banner("3 training steps: mpmd vs jax.jit")
-    mp_params, ref_params = params, params
+    mp_params, ref_params = sharded_params, params
     print(f"{'step':>4}  {'mpmd loss':>12}  {'jax.jit loss':>12}  {'|diff|':>9}")
     trace = None
     for step in range(3):
         if step == 2 and hasattr(compiled, "run_traced"):
             (mp_params, mp_loss), trace = compiled.run_traced(
-                mp_params, tokens, targets)
+                mp_params, sharded_tokens, sharded_targets)
         else:
-            mp_params, mp_loss = compiled(mp_params, tokens, targets)
+            mp_params, mp_loss = compiled(mp_params, sharded_tokens,
+                                          sharded_targets)
         ref_params, ref_loss = reference(ref_params, tokens, targets)
         print(f"{step:>4}  {float(mp_loss):>12.6f}  {float(ref_loss):>12.6f}"
               f"  {abs(float(mp_loss) - float(ref_loss)):>9.2e}")
@@ -90,6 +120,12 @@ def main() -> None:
     print(f"largest parameter difference after 3 steps: {worst:.2e}")
     if worst > 1e-4:
         raise SystemExit("demo: mpmd and jax.jit disagree")
+    kept = all(a.sharding.is_equivalent_to(b.sharding, a.ndim)
+               for a, b in zip(jax.tree.leaves(mp_params),
+                               jax.tree.leaves(sharded_params)))
+    print(f"every parameter keeps its sharding after 3 steps: {kept}")
+    if not kept:
+        raise SystemExit("demo: a parameter lost its sharding")
 
     if trace is not None:
         TRACE_DIR.mkdir(parents=True, exist_ok=True)
@@ -101,6 +137,37 @@ def main() -> None:
         print(trace.mesh_order_text())
         print(f"Chrome trace (open in https://ui.perfetto.dev): {json_path}")
         print(f"timeline picture: {svg_path}")
+
+
+def layouts_by_mesh(text: str) -> str:
+    """The sharding table with the blocks folded into `blocks[*]` and
+    outputs left out (the parameters come back as they went in)."""
+    seen, lines = set(), []
+    for line in text.splitlines():
+        if "  out  " in line:
+            continue
+        line = re.sub(r"\['blocks'\]\[\d+\]", "['blocks'][*]", line)
+        if line not in seen:
+            seen.add(line)
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def per_device_bytes(params, mesh: str, topology, assignment=None) -> int:
+    """Bytes of parameters one device of `mesh` holds: its shards, or with
+    `assignment` the whole arrays its mesh would hold replicated."""
+    device = topology[mesh].devices.flat[0]
+    total = 0
+    if assignment is None:
+        for leaf in jax.tree.leaves(params):
+            total += sum(s.data.nbytes for s in leaf.addressable_shards
+                         if s.device == device)
+        return total
+    placed = models.transformer_shardings(params, topology, assignment)
+    for leaf, sharding in zip(jax.tree.leaves(params), jax.tree.leaves(placed)):
+        if device in sharding.device_set:
+            total += leaf.nbytes
+    return total
 
 
 def jnp_roll(tokens):

@@ -10,6 +10,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
 
 import mpmd
 
@@ -49,6 +50,51 @@ def mlp_train_step(params, x, y, lr=0.05):
         lambda p: mse(mlp_forward(p, x), y))(params)
     params = jax.tree.map(lambda p, g: p - lr * g, params, grads)
     return params, loss
+
+
+# ------------------------------------------- Two-stage MLP, sharded
+
+def init_two_stage_mlp(key: jax.Array, dim: int, hidden: int,
+                       out: int) -> Params:
+    """Stage 0: x -> tanh(x @ w1) @ w2; stage 1: h -> tanh(h @ w3) @ w4."""
+    k = jax.random.split(key, 4)
+    scale = lambda fan_in: 1.0 / jnp.sqrt(fan_in)  # noqa: E731
+    return {"stage0": {"w1": jax.random.normal(k[0], (dim, hidden)) * scale(dim),
+                       "w2": jax.random.normal(k[1], (hidden, dim)) * scale(hidden)},
+            "stage1": {"w3": jax.random.normal(k[2], (dim, hidden)) * scale(dim),
+                       "w4": jax.random.normal(k[3], (hidden, out)) * scale(hidden)}}
+
+
+def two_stage_mlp_specs() -> Params:
+    """Megatron-style: first matrix of each stage split by columns, second
+    by rows, along mesh axis "model"."""
+    return {"stage0": {"w1": P(None, "model"), "w2": P("model", None)},
+            "stage1": {"w3": P(None, "model"), "w4": P("model", None)}}
+
+
+def two_stage_mlp_loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    def mlp(p, x):
+        (first, second) = p.values()
+        return jnp.tanh(x @ first) @ second
+
+    h = mpmd.named_computation(mlp, name="stage0")(params["stage0"], x)
+    pred = mpmd.named_computation(mlp, name="stage1")(params["stage1"], h)
+    return mse(pred, y)
+
+
+def two_stage_mlp_step(params: Params, xs: jax.Array, ys: jax.Array,
+                       lr: float = 0.1):
+    """One SGD step over stacked microbatches xs: [m, batch, dim]."""
+    def body(i, acc):
+        loss, grads = jax.value_and_grad(two_stage_mlp_loss)(params, xs[i],
+                                                             ys[i])
+        return jax.tree.map(jnp.add, acc, (loss, grads))
+
+    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+    loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zeros)
+    params = jax.tree.map(lambda p, g: p - lr * g / xs.shape[0], params,
+                          grads)
+    return params, loss / xs.shape[0]
 
 
 # -------------------------------------------------------- Transformer
@@ -165,3 +211,37 @@ def interleaved_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]
         assignment[f"block{index}"] = (meshes[index % p], index)
     assignment["head"] = (meshes[(num_blocks - 1) % p], num_blocks - 1)
     return assignment
+
+
+def transformer_specs(params: Params) -> Params:
+    """Megatron-style tensor parallelism along mesh axis "model": the query,
+    key, value and first MLP matrices split by columns, the attention output
+    and second MLP matrices by rows (one all-reduce each after attention
+    and MLP), the unembedding by vocabulary; the rest replicated."""
+    column, row, replicated = P(None, "model"), P("model", None), P()
+    block = {"ln1": {"scale": replicated, "bias": replicated},
+             "ln2": {"scale": replicated, "bias": replicated},
+             "wq": column, "wk": column, "wv": column, "wo": row,
+             "w1": column, "w2": row}
+    return {"embed": replicated, "unembed": column, "pos": replicated,
+            "blocks": [block for _ in params["blocks"]],
+            "ln_f": {"scale": replicated, "bias": replicated}}
+
+
+def transformer_shardings(params: Params, topology: dict[str, Any],
+                          assignment: dict[str, Any]) -> Params:
+    """A NamedSharding per parameter: on the mesh of the named computation
+    that uses it, with `transformer_specs`."""
+    specs = transformer_specs(params)
+
+    def on(name: str, spec: Any) -> Any:
+        mesh = topology[assignment[name][0]]
+        return jax.tree.map(lambda s: NamedSharding(mesh, s), spec,
+                            is_leaf=lambda s: isinstance(s, P))
+
+    return {"embed": on("embed", specs["embed"]),
+            "pos": on("embed", specs["pos"]),
+            "blocks": [on(f"block{i}", spec)
+                       for i, spec in enumerate(specs["blocks"])],
+            "unembed": on("head", specs["unembed"]),
+            "ln_f": on("head", specs["ln_f"])}

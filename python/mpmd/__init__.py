@@ -31,6 +31,7 @@ _LAZY = {
     "MpmdConfig": "mpmd.config",
     "PartitioningOptions": "mpmd.config",
     "make_config": "mpmd.config",
+    "ShardingError": "mpmd.shardings",
     "Compiled": "mpmd.stages",
     "InputError": "mpmd.stages",
     "Lowered": "mpmd.stages",

@@ -13,6 +13,7 @@ program and mesh; calling runs the plan on jax.Arrays.
 
 from __future__ import annotations
 
+import inspect
 import re
 import warnings
 from dataclasses import dataclass
@@ -26,8 +27,11 @@ from mpmd.compiler import compile_to_plan
 from mpmd.config import ConfigError, MpmdConfig
 from mpmd.errors import MpmdError
 from mpmd.runtime.executor import PlanExecutor, sharding_for
-from mpmd.runtime.plan import ExecutionPlan
+from mpmd.runtime.plan import ExecutionPlan, format_layout
 from mpmd.runtime.trace import Trace, TraceRecorder
+from mpmd.runtime.transfer import transfer
+from mpmd.shardings import (ShardingError, add_entry_shardings, flat_prefix,
+                            input_placements, output_placements)
 
 __all__ = ["Compiled", "InputError", "Lowered", "MpmdFunction",
            "NamedShardings", "jit"]
@@ -119,6 +123,7 @@ def _optimize_pipeline(config: MpmdConfig,
         merge.append("merge-last-stage=true")
     if merge:
         passes.append(f"mpmd-merge-fragments{{{' '.join(merge)}}}")
+    passes.append("mpmd-sharding")
     passes.append("mpmd-export")
     return ",".join(passes)
 
@@ -155,21 +160,47 @@ def _partition(config: MpmdConfig, text: str, inputs: dict[int, str],
         source_name="<imported>")
 
 
-def _add_topology(module: Any, topology: str) -> None:
+def _add_topology(module: Any, topology: str) -> Any:
     """Marks JAX's public entry function with the topology, in JAX's own
-    MLIR context."""
+    MLIR context; returns that function. `module` is a builtin.module op."""
     from jax._src.lib.mlir import ir  # noqa: PLC0415
 
     with module.context:
-        for op in module.body.operations:
+        for op in module.regions[0].blocks[0].operations:
             if op.operation.name != "func.func":
                 continue
             visibility = op.attributes["sym_visibility"] \
                 if "sym_visibility" in op.attributes else None
             if visibility is None or str(visibility) == '"public"':
                 op.attributes["topology"] = ir.Attribute.parse(topology)
-                return
+                return op
     raise MpmdError("JAX's lowered module has no public entry function")
+
+
+def _abstract(value: Any) -> Any:
+    """What JAX traces for an argument: its shape and dtype only. Arrays on
+    different meshes cannot be traced together by `jax.jit`; their layouts
+    reach the compiler as `sdy.sharding` attributes instead."""
+    if isinstance(value, jax.ShapeDtypeStruct):
+        return jax.ShapeDtypeStruct(value.shape, value.dtype,
+                                    weak_type=value.weak_type)
+    aval = jax.typeof(value)
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype,
+                                weak_type=getattr(aval, "weak_type", False))
+
+
+def _split_static(args: Sequence[Any], static: frozenset[int]
+                  ) -> tuple[list[Any], list[Any]]:
+    dynamic = [a for i, a in enumerate(args) if i not in static]
+    fixed = [a for i, a in enumerate(args) if i in static]
+    return dynamic, fixed
+
+
+def _normalize_argnums(argnums: Sequence[int] | int, count: int
+                       ) -> frozenset[int]:
+    if isinstance(argnums, int):
+        argnums = (argnums,)
+    return frozenset(i % count if count else i for i in argnums)
 
 
 class Lowered:
@@ -177,13 +208,16 @@ class Lowered:
 
     def __init__(self, config: MpmdConfig, mpmd_text: str,
                  plan: ExecutionPlan, in_tree: Any, out_tree: Any,
-                 jax_text: str):
+                 jax_text: str, static_argnums: frozenset[int] = frozenset()):
         self.config = config
         self.plan = plan
         self._mpmd_text = mpmd_text
         self._jax_text = jax_text
         self.in_tree = in_tree
         self.out_tree = out_tree
+        self.static_argnums = static_argnums
+        # The pytree path of each flat argument, `params['w1']` style.
+        self.argument_paths: list[str] = []
 
     def as_text(self) -> str:
         """The exported MPMD program (main function plus one function per
@@ -219,6 +253,23 @@ class Lowered:
         """Per mesh, the order as `m1: F0 F1 B0 F2 B1 ...`."""
         return self.plan.schedule_text()
 
+    def sharding_text(self) -> str:
+        """Per mesh, the layout of the function's inputs and outputs there,
+        one line each: `m1  in  params['w1']  f32[16x32] {-, model}`."""
+        lines = []
+        paths_in = self.argument_paths or _leaf_paths(self.in_tree)
+        paths_out = ["result" + p for p in _leaf_paths(self.out_tree)]
+        for mesh in self.plan.meshes:
+            for kind, specs, paths in (("in ", self.plan.inputs, paths_in),
+                                       ("out", self.plan.outputs, paths_out)):
+                for spec, path in zip(specs, paths):
+                    if spec.mesh != mesh.name:
+                        continue
+                    lines.append(f"{mesh.name}  {kind}  {path or '[0]'}  "
+                                 f"{spec.short().split('@')[0]} "
+                                 f"{format_layout(spec.sharding) or 'replicated'}")
+        return "\n".join(lines)
+
     def compile(self) -> "Compiled":
         executor = PlanExecutor.compile(self.plan, dict(self.config.topology))
         return Compiled(self, executor)
@@ -237,13 +288,21 @@ class Compiled:
         return self.lowered.plan
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = self._dynamic(args)
         results = self.executor.run(self._place_inputs(args, kwargs))
         return jax.tree_util.tree_unflatten(self.lowered.out_tree, results)
+
+    def _dynamic(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        """The arguments without the static ones (fixed at lowering)."""
+        if not self.lowered.static_argnums:
+            return tuple(args)
+        return tuple(_split_static(args, self.lowered.static_argnums)[0])
 
     def run_traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Trace]:
         """Runs like calling, and returns the results with a `Trace` of the
         run. Every step is waited for to time it, so the meshes do not
         overlap: a traced run is slower than an untraced one."""
+        args = self._dynamic(args)
         placed = jax.block_until_ready(self._place_inputs(args, kwargs))
         recorder = TraceRecorder.for_plan(self.plan)
         recorder.start()
@@ -276,8 +335,11 @@ class Compiled:
                     f" dtype {spec.dtype.name}; lower again for new shapes")
             if isinstance(value, jax.Array) and value.sharding == sharding:
                 placed.append(value)  # already on its mesh: no copy
+            elif isinstance(value, jax.Array) and value._committed:
+                # Device to device, resharding on device where needed.
+                placed.append(transfer(value, sharding))
             else:
-                placed.append(jax.device_put(value, sharding))
+                placed.append(jax.device_put(value, sharding))  # host data
         return placed
 
     @staticmethod
@@ -289,29 +351,89 @@ class Compiled:
 
 class MpmdFunction:
     """The result of `mpmd.jit`: lower it, or call it (lowered and compiled
-    once per argument signature)."""
+    once per argument signature: shapes, dtypes, the layouts of committed
+    arrays and the static arguments)."""
 
     def __init__(self, fn: Callable, config: MpmdConfig,
-                 static_argnums: Sequence[int] = ()):
+                 static_argnums: Sequence[int] | int = (),
+                 in_shardings: Any = None, out_shardings: Any = None):
         if not isinstance(config, MpmdConfig):
             raise ConfigError("mpmd.jit needs a config from mpmd.make_config,"
                               f" got {type(config).__name__}")
         self.fn = fn
         self.config = config
-        self.static_argnums = tuple(static_argnums)
+        self.static_argnums = ((static_argnums,) if isinstance(
+            static_argnums, int) else tuple(static_argnums))
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
         self._cache: dict[Any, Compiled] = {}
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        from mpmd.frontend import emit_named_computations  # noqa: PLC0415
+        from mpmd.frontend import (  # noqa: PLC0415
+            emit_named_computations, named_computation_meshes)
 
+        static = _normalize_argnums(self.static_argnums, len(args))
+        dynamic, _ = _split_static(args, static)
+        flat, tree = jax.tree_util.tree_flatten_with_path(
+            (tuple(dynamic), kwargs))
+        leaves = [leaf for _, leaf in flat]
+        paths = _argument_paths(self.fn, static, len(args),
+                                [path for path, _ in flat])
+        abstract_args, abstract_kwargs = jax.tree_util.tree_unflatten(
+            tree, [_abstract(leaf) for leaf in leaves])
+        abstract = iter(abstract_args)
+        call_args = [a if i in static else next(abstract)
+                     for i, a in enumerate(args)]
+
+        topology = dict(self.config.topology)
+        meshes = {name: topology[mesh].abstract_mesh
+                  for name, (mesh, _) in self.config.assignment.items()}
         jitted = jax.jit(self.fn, keep_unused=True,
                          static_argnums=self.static_argnums)
-        with emit_named_computations():
-            lowered = jitted.lower(*args, **kwargs)
-        module = lowered.compiler_ir("stablehlo")
-        _add_topology(module, self.config.topology_attr())
-        text = module.operation.get_asm(print_generic_op_form=True,
-                                        enable_debug_info=True)
+        with emit_named_computations(), named_computation_meshes(meshes):
+            try:
+                lowered = jitted.lower(*call_args, **abstract_kwargs)
+            except ValueError as error:
+                if "incompatible devices" not in str(error):
+                    raise
+                raise ShardingError(
+                    "the function uses concrete shardings of several meshes "
+                    "inside (with_sharding_constraint or shard_map with a "
+                    "jax.sharding.Mesh); inside a named computation give a "
+                    "PartitionSpec (it resolves on the computation's mesh) "
+                    "or mesh.abstract_mesh instead. JAX said: "
+                    f"{error}") from None
+        # JAX caches its lowering and hands out the same module again: the
+        # attributes are added to a copy.
+        module = lowered.compiler_ir("stablehlo").operation.clone()
+        entry = _add_topology(module, self.config.topology_attr())
+
+        in_tree, out_tree = lowered.in_tree, lowered.out_tree
+        num_inputs, num_outputs = in_tree.num_leaves, out_tree.num_leaves
+        args_tree = in_tree.children()[0] if in_tree.children() else in_tree
+        assigned_in = _flat_io_assignment(
+            self.config.input_mesh_assignment, args_tree, num_inputs,
+            "input_mesh_assignment")
+        assigned_out = _flat_io_assignment(
+            self.config.output_mesh_assignment, out_tree, num_outputs,
+            "output_mesh_assignment")
+        num_positional = args_tree.num_leaves
+        given_in = flat_prefix(self.in_shardings, args_tree, num_positional,
+                               "in_shardings")
+        given_in += [None] * (num_inputs - num_positional)
+        in_placements = input_placements(leaves, paths, given_in,
+                                         assigned_in, topology)
+        out_flat = jax.tree_util.tree_flatten_with_path(lowered.out_info)[0]
+        out_placements = output_placements(
+            [tuple(info.shape) for _, info in out_flat],
+            ["result" + _path_text(path) for path, _ in out_flat],
+            flat_prefix(self.out_shardings, out_tree, num_outputs,
+                        "out_shardings"),
+            assigned_out, topology)
+        add_entry_shardings(module, entry, in_placements, out_placements,
+                            topology)
+        text = module.get_asm(print_generic_op_form=True,
+                              enable_debug_info=True)
         computations, tensors = _used_names(text)
         missing = sorted(computations - set(self.config.assignment))
         if missing:
@@ -323,26 +445,21 @@ class MpmdFunction:
         if unused:
             warnings.warn(f"assignment entries {unused} match no "
                           "named_computation or named_tensor", stacklevel=2)
-        in_tree = lowered.in_tree
-        out_tree = lowered.out_tree
-        num_inputs = in_tree.num_leaves
-        num_outputs = out_tree.num_leaves
-        inputs = _flat_io_assignment(
-            self.config.input_mesh_assignment,
-            in_tree.children()[0] if in_tree.children() else in_tree,
-            num_inputs, "input_mesh_assignment")
-        outputs = _flat_io_assignment(self.config.output_mesh_assignment,
-                                      out_tree, num_outputs,
-                                      "output_mesh_assignment")
+        inputs = {i: p.mesh for i, p in in_placements.items()}
+        outputs = {i: p.mesh for i, p in out_placements.items()}
         mpmd_text, plan_json = _partition(self.config, text, inputs, outputs)
-        return Lowered(self.config, mpmd_text,
-                       ExecutionPlan.from_json(plan_json), in_tree, out_tree,
-                       text)
+        lowered_mpmd = Lowered(self.config, mpmd_text,
+                               ExecutionPlan.from_json(plan_json), in_tree,
+                               out_tree, text, static)
+        lowered_mpmd.argument_paths = paths
+        return lowered_mpmd
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        key = (tree, tuple((np.shape(x), str(getattr(x, "dtype", None)))
-                           for x in leaves))
+        static = _normalize_argnums(self.static_argnums, len(args))
+        dynamic, fixed = _split_static(args, static)
+        leaves, tree = jax.tree_util.tree_flatten((tuple(dynamic), kwargs))
+        key = (tree, tuple(_static_key(x) for x in fixed),
+               tuple(_leaf_key(x) for x in leaves))
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self.lower(*args, **kwargs).compile()
@@ -350,7 +467,85 @@ class MpmdFunction:
         return compiled(*args, **kwargs)
 
 
+def _static_key(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise ConfigError(f"static argument {value!r} is not hashable; static"
+                          " arguments must be hashable, as in jax.jit") from None
+    return (type(value), value)
+
+
+def _leaf_key(value: Any) -> Any:
+    """What of an argument decides the lowering: shape, dtype, and the
+    layout of a committed array (a fixed point of sharding propagation)."""
+    layout = None
+    if isinstance(value, jax.Array) and getattr(value, "_committed", False):
+        sharding = value.sharding
+        layout = sharding
+        if isinstance(sharding, NamedSharding):
+            # P("x", None) and P("x") lay the array out alike.
+            spec = list(sharding.spec)
+            while spec and spec[-1] is None:
+                spec.pop()
+            layout = (sharding.mesh, tuple(spec), sharding.memory_kind)
+    return (np.shape(value), str(getattr(value, "dtype", type(value))),
+            layout)
+
+
+def _argument_paths(fn: Callable, static: frozenset[int], count: int,
+                    paths: Sequence[Any]) -> list[str]:
+    """`params['w1']` for key 'w1' of the parameter named `params`: the
+    pytree path of each flat argument, led by the parameter's name (as the
+    signature of `fn` gives it; `args[i]` where it does not)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i in range(count):
+        param = params[i] if i < len(params) else None
+        if param is None or param.kind in (param.VAR_POSITIONAL,
+                                           param.VAR_KEYWORD):
+            names.append(f"args[{i}]")
+        else:
+            names.append(param.name)
+    dynamic_names = [n for i, n in enumerate(names) if i not in static]
+    texts = []
+    for path in paths:
+        head, rest = path[0], tuple(path[1:])
+        if getattr(head, "idx", None) == 0 and rest:  # positional
+            index = rest[0].idx
+            texts.append(dynamic_names[index] + _path_text(rest[1:]))
+        elif rest:  # keyword
+            texts.append(str(getattr(rest[0], "key", rest[0]))
+                         + _path_text(rest[1:]))
+        else:
+            texts.append(_path_text(path))
+    return texts
+
+
+def _path_text(path: Any) -> str:
+    """`[0]['w1']` for the first positional argument's key 'w1'."""
+    return jax.tree_util.keystr(tuple(path))
+
+
+def _leaf_paths(tree: Any) -> list[str]:
+    dummy = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    return [_path_text(path)
+            for path, _ in jax.tree_util.tree_flatten_with_path(dummy)[0]]
+
+
 def jit(fn: Callable, config: MpmdConfig, *,
-        static_argnums: Sequence[int] = ()) -> MpmdFunction:
-    """Partitions `fn` into an MPMD program according to `config`."""
-    return MpmdFunction(fn, config, static_argnums)
+        in_shardings: Any = None, out_shardings: Any = None,
+        static_argnums: Sequence[int] | int = ()) -> MpmdFunction:
+    """Partitions `fn` into an MPMD program according to `config`.
+
+    `in_shardings` / `out_shardings` are as in `jax.jit`: a pytree prefix of
+    the positional arguments / the results with `NamedSharding`s on topology
+    meshes, `PartitionSpec`s (resolved on the mesh the value is assigned
+    to) or None. Committed `jax.Array` arguments keep their own
+    `NamedSharding`. Everything else is laid out by sharding propagation.
+    """
+    return MpmdFunction(fn, config, static_argnums, in_shardings,
+                        out_shardings)

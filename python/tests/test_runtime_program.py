@@ -557,6 +557,55 @@ def test_transfer_is_device_to_device(meshes: tuple[Mesh, Mesh], host_reads: lis
         np.testing.assert_array_equal(np.asarray(shard.data), data[shard.index])
 
 
+@pytest.mark.parametrize("src_axes, src_spec, dst_axes, dst_spec, fraction", [
+    # A 2x2 mesh, batch-sharded, to a 2-device mesh without that axis: the
+    # two halves cross and the target gathers them.
+    ((2, 2), P("data"), (2,), P(), 1 / 2),
+    # The other way round: the target's layout, coarsened to the 2 source
+    # devices, crosses; the target slices.
+    ((2,), P("model"), (2, 2), P("data", "model"), 1 / 2),
+    # Each target device receives exactly its shard.
+    ((2, 2), P("data", "model"), (2,), P(None, "model"), 1 / 2),
+    # 2 devices to 4 with the target split 4 ways along one dimension.
+    ((2,), P("model"), (4,), P("model"), 1 / 2),
+    # Pieces as big as the 2 target devices can take one each; the target
+    # gathers them, no device of the source ever holds the whole array.
+    ((2, 2), P(("data", "model")), (2,), P(), 1 / 2),
+])
+def test_transfer_between_mesh_sizes_moves_pieces(
+        monkeypatch: pytest.MonkeyPatch, host_reads: list[int],
+        src_axes: tuple[int, ...], src_spec: P, dst_axes: tuple[int, ...],
+        dst_spec: P, fraction: float) -> None:
+    """Meshes with different numbers of devices: the array crosses as pieces
+    of one intermediate layout, copied device to device, never through the
+    host and never larger than the layouts require."""
+    devices = jax.devices()
+    names = {1: ("model",), 2: ("data", "model")}
+    source = Mesh(np.array(devices[:int(np.prod(src_axes))]).reshape(src_axes),
+                  names[len(src_axes)])
+    target = Mesh(np.array(devices[4:4 + int(np.prod(dst_axes))]).reshape(dst_axes),
+                  names[len(dst_axes)])
+    data = np.arange(8 * 8, dtype=np.float32).reshape(8, 8)
+    x = _put(data, NamedSharding(source, src_spec))
+    copied: list[int] = []
+    device_put = jax.device_put
+
+    def spy(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(value, jax.Array) and len(value.sharding.device_set) == 1:
+            copied.append(value.size)
+        return device_put(value, *args, **kwargs)
+
+    monkeypatch.setattr(jax, "device_put", spy)
+    host_reads.clear()
+    y = transfer(x, NamedSharding(target, dst_spec))
+    assert not host_reads
+    assert len(copied) == target.size
+    assert set(copied) == {int(data.size * fraction)}
+    assert y.sharding == NamedSharding(target, dst_spec)
+    for shard in y.addressable_shards:
+        np.testing.assert_array_equal(np.asarray(shard.data), data[shard.index])
+
+
 def test_transfer_same_sharding_is_identity(meshes: tuple[Mesh, Mesh]) -> None:
     x = _put(np.ones((4, 8), np.float32), NamedSharding(meshes[1], P("y")))
     assert transfer(x, NamedSharding(meshes[1], P("y"))) is x

@@ -2,8 +2,8 @@
 //
 // A compact set of rules, enough for the data flow that crosses program
 // boundaries in training steps (activations, residuals, gradients,
-// parameters): elementwise ops from the op catalog, the shape ops, dots and
-// reductions. Everything else has no rule on purpose: XLA decides the inside
+// parameters): elementwise ops from the op catalog, the shape ops, dots,
+// reductions and gathers (embedding lookups). Everything else has no rule on purpose: XLA decides the inside
 // of each program; these rules only choose the layouts at its boundary.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +16,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
-
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::mpmd;
@@ -220,6 +220,102 @@ SmallVector<ShardingFactor> sliceFactors(stablehlo::SliceOp op) {
   return factors;
 }
 
+/// `[2, 3]` after `field = ` in the text of an opaque StableHLO attribute
+/// such as `gather<offset_dims = [2], index_vector_dim = 2>`; a single
+/// number reads as a list of one. Empty when the field is absent.
+SmallVector<int64_t> readIntField(StringRef spec, StringRef field) {
+  SmallVector<int64_t> values;
+  size_t at = 0;
+  while ((at = spec.find(field, at)) != StringRef::npos) {
+    bool wordStart = at == 0 || !(llvm::isAlnum(spec[at - 1]) ||
+                                  spec[at - 1] == '_');
+    StringRef rest = spec.drop_front(at + field.size()).ltrim();
+    at += field.size();
+    if (!wordStart || !rest.consume_front("="))
+      continue;
+    rest = rest.ltrim();
+    if (rest.consume_front("[")) {
+      StringRef list = rest.take_until([](char c) { return c == ']'; });
+      SmallVector<StringRef> items;
+      list.split(items, ',', -1, /*KeepEmpty=*/false);
+      for (StringRef item : items) {
+        int64_t value;
+        if (!item.trim().getAsInteger(10, value))
+          values.push_back(value);
+      }
+    } else {
+      int64_t value;
+      StringRef digits = rest.take_while([](char c) { return llvm::isDigit(c); });
+      if (!digits.getAsInteger(10, value))
+        values.push_back(value);
+    }
+    break;
+  }
+  return values;
+}
+
+/// Gather (an embedding lookup, take_along_axis): the index dimensions
+/// become the result's batch dimensions; operand dimensions taken whole
+/// become its offset dimensions.
+SmallVector<ShardingFactor> gatherFactors(Operation *op) {
+  if (op->getNumOperands() < 2 || op->getNumResults() != 1)
+    return {};
+  Value operand = op->getOperand(0), indices = op->getOperand(1);
+  Value result = op->getResult(0);
+  RankedTensorType operandType = rankedType(operand);
+  RankedTensorType indicesType = rankedType(indices);
+  RankedTensorType resultType = rankedType(result);
+  auto numbers = op->getAttr("dimension_numbers");
+  auto sliceSizes = op->getAttrOfType<DenseI64ArrayAttr>("slice_sizes");
+  if (!operandType || !indicesType || !resultType || !numbers || !sliceSizes)
+    return {};
+  std::string spec;
+  llvm::raw_string_ostream os(spec);
+  numbers.print(os);
+  if (!StringRef(spec).contains("gather<"))
+    return {};
+  SmallVector<int64_t> offsetDims = readIntField(spec, "offset_dims");
+  SmallVector<int64_t> collapsed = readIntField(spec, "collapsed_slice_dims");
+  SmallVector<int64_t> operandBatching =
+      readIntField(spec, "operand_batching_dims");
+  SmallVector<int64_t> indicesBatching =
+      readIntField(spec, "start_indices_batching_dims");
+  SmallVector<int64_t> indexVectorDim =
+      readIntField(spec, "index_vector_dim");
+  int64_t vectorDim = indexVectorDim.empty() ? indicesType.getRank()
+                                             : indexVectorDim.front();
+  SmallVector<int64_t> resultBatch, indexBatch, operandOffset;
+  for (int64_t dim = 0; dim < resultType.getRank(); ++dim)
+    if (!llvm::is_contained(offsetDims, dim))
+      resultBatch.push_back(dim);
+  for (int64_t dim = 0; dim < indicesType.getRank(); ++dim)
+    if (dim != vectorDim)
+      indexBatch.push_back(dim);
+  for (int64_t dim = 0; dim < operandType.getRank(); ++dim)
+    if (!llvm::is_contained(collapsed, dim) &&
+        !llvm::is_contained(operandBatching, dim))
+      operandOffset.push_back(dim);
+  if (resultBatch.size() != indexBatch.size() ||
+      operandOffset.size() != offsetDims.size() ||
+      static_cast<int64_t>(sliceSizes.size()) != operandType.getRank())
+    return {};
+  SmallVector<ShardingFactor> factors;
+  for (auto [indexDim, resultDim] : llvm::zip(indexBatch, resultBatch)) {
+    ShardingFactor factor{{indices, indexDim}, {result, resultDim}};
+    const auto *batching = llvm::find(indicesBatching, indexDim);
+    if (batching != indicesBatching.end()) {
+      size_t position = batching - indicesBatching.begin();
+      if (position < operandBatching.size())
+        factor.push_back({operand, operandBatching[position]});
+    }
+    factors.push_back(std::move(factor));
+  }
+  for (auto [operandDim, resultDim] : llvm::zip(operandOffset, offsetDims))
+    if (sliceSizes[operandDim] == operandType.getDimSize(operandDim))
+      factors.push_back({{operand, operandDim}, {result, resultDim}});
+  return factors;
+}
+
 } // namespace
 
 SmallVector<ShardingFactor> mlir::mpmd::getShardingFactors(Operation *op) {
@@ -238,6 +334,8 @@ SmallVector<ShardingFactor> mlir::mpmd::getShardingFactors(Operation *op) {
   if (auto slice = dyn_cast<stablehlo::SliceOp>(op))
     return sliceFactors(slice);
   StringRef name = op->getName().getStringRef();
+  if (name == "stablehlo.gather")
+    return gatherFactors(op);
   if (name == "stablehlo.optimization_barrier" ||
       name == "sdy.sharding_constraint")
     return pairwiseIdentityFactors(op);

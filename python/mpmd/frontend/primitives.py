@@ -50,6 +50,7 @@ never mix.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Any, Callable, Sequence, TypeVar, overload
 
@@ -73,6 +74,7 @@ __all__ = [
     "emit_named_computations",
     "inline_named_computations",
     "named_computation",
+    "named_computation_meshes",
     "named_computation_p",
     "named_tensor",
     "named_tensor_p",
@@ -166,6 +168,37 @@ def call_counter_scope(counter: int) -> Any:
     """Context manager: named computations traced inside carry `counter`
     (validated by the caller)."""
     return _CALL_COUNTER(counter)
+
+
+# --- the mesh of a named computation -----------------------------------------
+
+# While `mpmd.jit` traces: (name, AbstractMesh) pairs, the mesh each named
+# computation is assigned to. Its body is traced with that mesh as the
+# context mesh, so `with_sharding_constraint(x, PartitionSpec(...))` and
+# `shard_map` without a mesh inside it resolve on the computation's mesh. A
+# JAX config state in the trace context: a function traced under two
+# assignments is traced twice.
+_NAMED_MESHES = _jax_config.string_or_object_state(
+    name="mpmd_named_computation_meshes",
+    default=None,
+    help="Mesh of each named computation while mpmd.jit traces (set by "
+         "mpmd.jit, not by hand).",
+    include_in_jit_key=True,
+    include_in_trace_context=True,
+)
+
+
+def named_computation_meshes(meshes: dict[str, Any]) -> Any:
+    """Context manager: named computations traced inside see the abstract
+    mesh `meshes[name]` as their context mesh."""
+    return _NAMED_MESHES(tuple(sorted(meshes.items(), key=lambda kv: kv[0])))
+
+
+def _context_mesh(name: str) -> Any:
+    for key, mesh in _NAMED_MESHES.value or ():
+        if key == name:
+            return jax.sharding.use_abstract_mesh(mesh)
+    return contextlib.nullcontext()
 
 
 # --- helpers ----------------------------------------------------------------
@@ -502,7 +535,8 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
             out_trees.append(out_tree)
             return flat_out
 
-        closed = jax.make_jaxpr(flat_fn)(*flat_args)
+        with _context_mesh(name):
+            closed = jax.make_jaxpr(flat_fn)(*flat_args)
         jaxpr, consts = closed.jaxpr, list(closed.consts)
         # Closed-over tracers of an enclosing trace become leading operands;
         # concrete constants stay in the body.

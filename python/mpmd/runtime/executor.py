@@ -16,26 +16,32 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
-from mpmd.runtime.plan import CallStep, ExecutionPlan, TensorSpec
+from mpmd.runtime.plan import CallStep, ExecutionPlan, Layout, TensorSpec
 from mpmd.runtime.program import MeshProgram, transfer
 from mpmd.runtime.trace import StepRecorder
 
-__all__ = ["PlanExecutor", "ProgramExecutionError", "sharding_for"]
+__all__ = ["PlanExecutor", "ProgramExecutionError", "partition_spec",
+           "sharding_for"]
 
 
 class ProgramExecutionError(MpmdError):
     """A program of the plan failed while running."""
 
 
+def partition_spec(layout: Layout | None) -> PartitionSpec:
+    """The PartitionSpec of a plan layout (axes per dimension)."""
+    if layout is None:
+        return PartitionSpec()
+    entries = [tuple(axes) if len(axes) > 1 else (axes[0] if axes else None)
+               for axes in layout]
+    while entries and entries[-1] is None:  # P(None, "x") as users write it
+        entries.pop()
+    return PartitionSpec(*entries)
+
+
 def sharding_for(spec: TensorSpec, meshes: dict[str, Mesh]) -> NamedSharding:
     """The NamedSharding a plan tensor has on its mesh."""
-    mesh = meshes[spec.mesh]
-    if spec.sharding is None:
-        return NamedSharding(mesh, PartitionSpec(),
-                             memory_kind=spec.memory_kind)
-    dims = [tuple(axes) if len(axes) > 1 else (axes[0] if axes else None)
-            for axes in spec.sharding]
-    return NamedSharding(mesh, PartitionSpec(*dims),
+    return NamedSharding(meshes[spec.mesh], partition_spec(spec.sharding),
                          memory_kind=spec.memory_kind)
 
 
@@ -48,12 +54,16 @@ class PlanExecutor:
     @classmethod
     def compile(cls, plan: ExecutionPlan,
                 meshes: dict[str, Mesh]) -> "PlanExecutor":
-        programs = {
-            name: MeshProgram.compile(spec.module, meshes[spec.mesh],
-                                      name=name,
-                                      donate_argnums=spec.donated_args)
-            for name, spec in plan.programs.items()
-        }
+        programs = {}
+        for name, spec in plan.programs.items():
+            mesh = meshes[spec.mesh]
+            programs[name] = MeshProgram.compile(
+                spec.module, mesh, name=name,
+                in_shardings=[NamedSharding(mesh, partition_spec(layout))
+                              for layout in spec.in_shardings] or None,
+                out_shardings=[NamedSharding(mesh, partition_spec(layout))
+                               for layout in spec.out_shardings] or None,
+                donate_argnums=spec.donated_args)
         return cls(plan, meshes, programs)
 
     def input_shardings(self) -> list[NamedSharding]:

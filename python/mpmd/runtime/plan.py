@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CallStep", "ExecutionPlan", "MeshSpec", "ProgramSpec",
-           "TensorSpec", "TransferStep"]
+__all__ = ["CallStep", "ExecutionPlan", "Layout", "MeshSpec", "ProgramSpec",
+           "TensorSpec", "TransferStep", "format_layout"]
 
 _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
@@ -52,20 +52,35 @@ class TensorSpec:
     mesh: str
     shape: tuple[int, ...]
     dtype: np.dtype
-    sharding: tuple[tuple[str, ...], ...] | None = None
+    sharding: Layout | None = None
     memory_kind: str | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "TensorSpec":
-        sharding = data.get("sharding")
         return cls(data["mesh"], tuple(data["shape"]), _dtype(data["dtype"]),
-                   None if sharding is None else
-                   tuple(tuple(axes) for axes in sharding),
-                   data.get("memory_kind"))
+                   _layout(data.get("sharding")), data.get("memory_kind"))
 
     def short(self) -> str:
         dims = "x".join(str(d) for d in self.shape)
-        return f"{self.dtype.name}[{dims}]@{self.mesh}"
+        return f"{self.dtype.name}[{dims}]@{self.mesh}{format_layout(self.sharding)}"
+
+
+def format_layout(layout: Layout | None) -> str:
+    """`{data, -}` style: the axes of each dimension, `-` for none; empty
+    when replicated."""
+    if layout is None:
+        return ""
+    return "{" + ", ".join("*".join(axes) or "-" for axes in layout) + "}"
+
+
+Layout = tuple[tuple[str, ...], ...]
+
+
+def _layout(data: Any) -> Layout | None:
+    """Axes per dimension from the plan's JSON; None when replicated."""
+    if data is None or all(not axes for axes in data):
+        return None
+    return tuple(tuple(axes) for axes in data)
 
 
 @dataclass(frozen=True)
@@ -75,6 +90,9 @@ class ProgramSpec:
     module: str
     donated_args: tuple[int, ...]
     num_calls: int
+    # Per argument / result: the axes of each dimension, or None (replicated).
+    in_shardings: tuple[Layout | None, ...] = ()
+    out_shardings: tuple[Layout | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,9 +180,11 @@ class ExecutionPlan:
             inputs=tuple(TensorSpec.from_json(t) for t in data["inputs"]),
             outputs=tuple(TensorSpec.from_json(t) for t in data["outputs"]),
             output_values=tuple(t["value"] for t in data["outputs"]),
-            programs={name: ProgramSpec(name, p["mesh"], p["module"],
-                                        tuple(p["donated_args"]),
-                                        p["num_calls"])
+            programs={name: ProgramSpec(
+                name, p["mesh"], p["module"], tuple(p["donated_args"]),
+                p["num_calls"],
+                tuple(_layout(s) for s in p.get("in_shardings", ())),
+                tuple(_layout(s) for s in p.get("out_shardings", ())))
                       for name, p in data["programs"].items()},
             steps=tuple(steps),
         )

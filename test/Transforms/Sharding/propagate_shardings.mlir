@@ -128,3 +128,24 @@ func.func @axis_once(%a: !mpmd.mesh_tensor<"m1", tensor<4x4xf32>> {sdy.sharding 
   } : (!mpmd.mesh_tensor<"m1", tensor<4x4xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4x4xf32>>
   func.return %0 : !mpmd.mesh_tensor<"m1", tensor<4x4xf32>>
 }
+
+// -----
+
+// Gathers: an embedding lookup keeps the batch sharding of its indices and
+// the sharding of the table's embedding dimension; take_along_axis keeps
+// its batching dimensions.
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME: -> (!mpmd.mesh_tensor<"m1", tensor<4x16x32xf32>, sharding=<@mesh, [{"x"}, {}, {"y"}]>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xf32>, sharding=<@mesh, [{"x"}, {}, {}]>>)
+func.func @gather(%table: !mpmd.mesh_tensor<"m1", tensor<64x32xf32>> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>},
+                  %ids: !mpmd.mesh_tensor<"m1", tensor<4x16x1xi32>> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}, {}]>},
+                  %logits: !mpmd.mesh_tensor<"m1", tensor<4x16x64xf32>>)
+    -> (!mpmd.mesh_tensor<"m1", tensor<4x16x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xf32>>)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2, "y"=2]>>>} {
+  %0:2 = mpmd.fragment<mesh="m1", origin=["embed"]> (%table, %ids, %logits) (%t: tensor<64x32xf32>, %i: tensor<4x16x1xi32>, %l: tensor<4x16x64xf32>) {
+    %1 = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, indices_are_sorted = false, slice_sizes = array<i64: 1, 32>}> : (tensor<64x32xf32>, tensor<4x16x1xi32>) -> tensor<4x16x32xf32>
+    %2 = stablehlo.reshape %i : (tensor<4x16x1xi32>) -> tensor<4x16x1x1xi32>
+    %3 = "stablehlo.gather"(%l, %2) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [2], operand_batching_dims = [0, 1], start_indices_batching_dims = [0, 1], start_index_map = [2], index_vector_dim = 3>, indices_are_sorted = false, slice_sizes = array<i64: 1, 1, 1>}> : (tensor<4x16x64xf32>, tensor<4x16x1x1xi32>) -> tensor<4x16x1xf32>
+    mpmd.return %1, %3 : tensor<4x16x32xf32>, tensor<4x16x1xf32>
+  } : (!mpmd.mesh_tensor<"m1", tensor<64x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xi32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x64xf32>>) -> (!mpmd.mesh_tensor<"m1", tensor<4x16x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xf32>>)
+  func.return %0#0, %0#1 : !mpmd.mesh_tensor<"m1", tensor<4x16x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xf32>>
+}
