@@ -142,6 +142,17 @@ def test_tensor_parallel_stage_has_collectives_and_half_the_memory(
     assert_trees_close(sharded[0], replicated[0], rtol=1e-5)
 
 
+def test_donated_sharded_buffers_are_reused(square_run):
+    lowered, compiled = square_run[8], square_run[9]
+    sharded_donations = [
+        name for name, spec in lowered.plan.programs.items()
+        if any(spec.in_shardings[i] is not None for i in spec.donated_args)]
+    assert sharded_donations
+    for name in sharded_donations:
+        hlo = compiled.executor.programs[name].compiled.as_text()
+        assert "input_output_alias" in hlo, name
+
+
 def test_heterogeneous_meshes_match_jax_jit():
     topology = mixed_meshes()
     params, xs, ys = problem()

@@ -149,3 +149,26 @@ func.func @gather(%table: !mpmd.mesh_tensor<"m1", tensor<64x32xf32>> {sdy.shardi
   } : (!mpmd.mesh_tensor<"m1", tensor<64x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xi32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x64xf32>>) -> (!mpmd.mesh_tensor<"m1", tensor<4x16x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xf32>>)
   func.return %0#0, %0#1 : !mpmd.mesh_tensor<"m1", tensor<4x16x32xf32>>, !mpmd.mesh_tensor<"m1", tensor<4x16x1xf32>>
 }
+
+// -----
+
+// A manual computation (shard_map): its results have its out_shardings,
+// its operands are asked for its in_shardings; its body is per device and
+// not looked into.
+// CHECK-LABEL: func.func @manual
+// CHECK-SAME: %arg0: !mpmd.mesh_tensor<"m1", tensor<8x4xf32>, sharding=<@mesh, [{"x"}, {}]>>
+// CHECK-SAME: -> !mpmd.mesh_tensor<"m1", tensor<8x4xf32>, sharding=<@mesh, [{}, {"x"}]>>
+sdy.mesh @traced = <["x"=2]>
+func.func @manual(%arg0: !mpmd.mesh_tensor<"m1", tensor<8x4xf32>>)
+    -> !mpmd.mesh_tensor<"m1", tensor<8x4xf32>>
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%a: tensor<8x4xf32>) {
+    %1 = "sdy.manual_computation"(%a) <{in_shardings = #sdy.sharding_per_value<[<@traced, [{"x"}, {}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@traced, [{}, {"x"}]>]>}> ({
+    ^bb0(%b: tensor<4x4xf32>):
+      %2 = stablehlo.transpose %b, dims = [1, 0] : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      "sdy.return"(%2) : (tensor<4x4xf32>) -> ()
+    }) : (tensor<8x4xf32>) -> tensor<8x4xf32>
+    mpmd.return %1 : tensor<8x4xf32>
+  } : (!mpmd.mesh_tensor<"m1", tensor<8x4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<8x4xf32>>
+  func.return %0 : !mpmd.mesh_tensor<"m1", tensor<8x4xf32>>
+}
