@@ -25,7 +25,7 @@ from jax.sharding import Mesh, NamedSharding
 
 from mpmd.compiler import compile_to_plan
 from mpmd.config import ConfigError, MpmdConfig
-from mpmd.errors import MpmdError
+from mpmd.errors import CompilerError, MpmdError
 from mpmd.runtime.executor import PlanExecutor, sharding_for
 from mpmd.runtime.plan import ExecutionPlan, format_layout
 from mpmd.runtime.trace import Trace, TraceRecorder
@@ -447,7 +447,22 @@ class MpmdFunction:
                           "named_computation or named_tensor", stacklevel=2)
         inputs = {i: p.mesh for i, p in in_placements.items()}
         outputs = {i: p.mesh for i, p in out_placements.items()}
-        mpmd_text, plan_json = _partition(self.config, text, inputs, outputs)
+        try:
+            mpmd_text, plan_json = _partition(self.config, text, inputs,
+                                              outputs)
+        except CompilerError as error:
+            pinned = [f"{paths[i]} on {p.mesh!r}"
+                      for i, p in in_placements.items()
+                      if i not in assigned_in
+                      and isinstance(leaves[i], (jax.Array,
+                                                 jax.ShapeDtypeStruct))]
+            if not pinned:
+                raise
+            raise CompilerError(
+                error.summary + "\nnote: these arguments are on the meshes "
+                "their committed shardings name: " + ", ".join(pinned) +
+                "; put each on the mesh that uses it, or pass host data and "
+                "let mesh inference place it", error.diagnostics) from None
         lowered_mpmd = Lowered(self.config, mpmd_text,
                                ExecutionPlan.from_json(plan_json), in_tree,
                                out_tree, text, static)

@@ -361,6 +361,18 @@ def test_two_conflicting_shardings_of_one_value():
         moved.lower(w, jnp.ones((BATCH, DIM)))
 
 
+def test_committed_array_on_a_mesh_that_does_not_use_it():
+    topology = square_meshes()
+    params, xs, ys = problem()
+    ys_on_m1 = jax.device_put(ys, NamedSharding(topology["m1"], P()))
+    step = mpmd.jit(models.two_stage_mlp_step, config_for(topology))
+    with pytest.raises(mpmd.CompilerError,
+                       match=r"(?s)note: these arguments are on the meshes "
+                             r"their committed shardings name: ys on 'm1'.*"
+                             r"needs a transfer"):
+        step.lower(params, xs, ys_on_m1)
+
+
 def test_partition_spec_whose_mesh_is_unknown():
     topology = square_meshes()
     step = mpmd.jit(simple_step, mpmd.make_config(topology, {"f": "m1"}),
