@@ -100,6 +100,27 @@ def test_tensor_and_data_parallel_meshes_match_jax_jit(square_run):
                 assert list(shard.data.shape) == expected
 
 
+@pytest.mark.parametrize("schedule", ["gpipe", "zero-bubble-h1"])
+def test_other_schedules_with_sharded_meshes(schedule):
+    """Split backward (zero bubble) and merges run before the sharding
+    phase; the layouts cover what they create."""
+    topology = square_meshes()
+    params, xs, ys = problem()
+    sparams, sxs, sys_, shardings = place(params, xs, ys, topology,
+                                          P(None, "data"))
+    config = mpmd.make_config(topology, {"stage0": ("m1", 0),
+                                         "stage1": ("m2", 1)},
+                              partitioning_options={"pipeline_schedule":
+                                                    schedule})
+    mp_params, mp_loss = mpmd.jit(models.two_stage_mlp_step,
+                                  config)(sparams, sxs, sys_)
+    ref_params, ref_loss = jax.jit(models.two_stage_mlp_step)(params, xs, ys)
+    np.testing.assert_allclose(mp_loss, ref_loss, rtol=1e-5)
+    assert_trees_close(mp_params, ref_params, rtol=1e-5)
+    assert mp_params["stage1"]["w4"].sharding.is_equivalent_to(
+        shardings["stage1"]["w4"], 2)
+
+
 def test_layouts_are_visible_before_compiling(square_run):
     lowered = square_run[8]
     text = lowered.as_text()
