@@ -8,6 +8,7 @@
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/Passes.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
+#include "mpmd/Testing/TestPasses.h"
 #include "mpmd/Transforms/Sharding/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,5 +26,6 @@ void mlir::mpmd::registerAllPasses() {
   registerImportPasses();
   registerOptimizePasses();
   registerShardingPasses();
+  registerTestPasses();
   registerExportPasses();
 }

@@ -22,11 +22,15 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CrashRecoveryContext.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -220,41 +224,156 @@ mlir::FailureOr<std::string> describeFragments(mlir::ModuleOp module) {
   return text;
 }
 
+/// The reason of the last LLVM fatal error on this thread, kept for the
+/// report of the crash it causes.
+thread_local std::string fatalErrorReason;
+
+void recordFatalError(void *, const char *reason, bool) {
+  if (!llvm::CrashRecoveryContext::GetCurrent()) {
+    // Not ours: LLVM exits the process after this returns.
+    llvm::errs() << "LLVM ERROR: " << reason << "\n";
+    return;
+  }
+  fatalErrorReason = reason;
+}
+
+/// Where the compiler is, for the report of a crash: the pass running and
+/// the op it runs on, empty outside passes.
+struct CompilerPosition {
+  std::string pass;
+  std::string op;
+  std::string location;
+};
+
+class TrackPosition : public mlir::PassInstrumentation {
+public:
+  explicit TrackPosition(CompilerPosition &position) : position(position) {}
+
+  void runBeforePass(mlir::Pass *pass, mlir::Operation *op) override {
+    position.pass = pass->getArgument().empty() ? pass->getName().str()
+                                                : pass->getArgument().str();
+    position.op = op->getName().getStringRef().str();
+    position.location = formatLocation(op->getLoc());
+  }
+  void runAfterPass(mlir::Pass *, mlir::Operation *) override {
+    position.pass.clear();
+  }
+  void runAfterPassFailed(mlir::Pass *, mlir::Operation *) override {
+    position.pass.clear();
+  }
+
+private:
+  CompilerPosition &position;
+};
+
+/// `elements` as a pipeline anchored on the module, as reproducers name it.
+std::string anchoredPipeline(llvm::StringRef pipeline) {
+  llvm::StringRef trimmed = pipeline.trim();
+  if (trimmed.starts_with(mlir::ModuleOp::getOperationName()))
+    return trimmed.str();
+  return (mlir::ModuleOp::getOperationName() + "(" + trimmed + ")").str();
+}
+
+/// Writes the input and the pipeline in the form `mpmd-opt --run-reproducer`
+/// replays (MLIR's reproducer format). Returns the path, or "" on failure.
+std::string writeReproducer(llvm::StringRef text, const std::string *pipeline) {
+  llvm::SmallString<128> path;
+  int fd = -1;
+  if (llvm::sys::fs::createTemporaryFile("mpmd-crash", "mlir", fd, path))
+    return "";
+  llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  os << text << "\n";
+  if (pipeline) {
+    std::string escaped;
+    for (char c : anchoredPipeline(*pipeline)) {
+      if (c == '"' || c == '\\')
+        escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    os << "\n{-#\n  external_resources: {\n    mlir_reproducer: {\n"
+       << "      pipeline: \"" << escaped << "\",\n"
+       << "      disable_threading: true,\n      verify_each: true\n"
+       << "    }\n  }\n#-}\n";
+  }
+  return path.str().str();
+}
+
+void compileUnsafe(CompileOutcome &outcome, CompilerPosition &position,
+                   const std::string &text, const std::string *pipeline,
+                   bool generic, const std::string &sourceName,
+                   bool withPlan, bool withFragments);
+
+/// Runs the compiler on `text`. A crash inside it (a signal, or an LLVM
+/// fatal error) does not take the Python process down: it becomes a failure
+/// naming the pass and op, with a reproducer written for `mpmd-opt`.
 CompileOutcome compile(const std::string &text, const std::string *pipeline,
                        bool generic, const std::string &sourceName,
                        bool withPlan = false, bool withFragments = false) {
   CompileOutcome outcome;
+  CompilerPosition position;
+  fatalErrorReason.clear();
+  llvm::CrashRecoveryContext recovery;
+  if (recovery.RunSafely([&] {
+        compileUnsafe(outcome, position, text, pipeline, generic, sourceName,
+                      withPlan, withFragments);
+      }))
+    return outcome;
+  // What the crashed run built is abandoned: its context may be corrupt.
+  CompileOutcome crashed;
+  crashed.diagnostics = outcome.diagnostics;
+  std::string where =
+      position.pass.empty()
+          ? std::string("while parsing, verifying or printing the module")
+          : "in pass '" + position.pass + "' on '" + position.op + "'" +
+                (position.location.empty() ? "" : " at " + position.location);
+  std::string reproducer = writeReproducer(text, pipeline);
+  if (!fatalErrorReason.empty())
+    where += " (LLVM fatal error: " + fatalErrorReason + ")";
+  crashed.failureSummary =
+      "the compiler crashed " + where +
+      (reproducer.empty()
+           ? std::string()
+           : "; reproduce it with `mpmd-opt --run-reproducer " + reproducer +
+                 "` and report it");
+  return crashed;
+}
+
+void compileUnsafe(CompileOutcome &outcome, CompilerPosition &position,
+                   const std::string &text, const std::string *pipeline,
+                   bool generic, const std::string &sourceName,
+                   bool withPlan, bool withFragments) {
   CompilerSession session(outcome.diagnostics);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       parseModule(session.getContext(), text, sourceName);
   if (!module) {
     outcome.failureSummary = "failed to parse or verify the module";
-    return outcome;
+    return;
   }
   if (pipeline) {
     mlir::PassManager pm(&session.getContext(),
                          mlir::ModuleOp::getOperationName());
+    pm.addInstrumentation(std::make_unique<TrackPosition>(position));
     CollectedDiagnostic pipelineError;
     if (mlir::failed(buildPipeline(*pipeline, pm, pipelineError))) {
       outcome.failureSummary = "invalid pass pipeline '" + *pipeline + "'";
       outcome.diagnostics.push_back(std::move(pipelineError));
-      return outcome;
+      return;
     }
     if (mlir::failed(pm.run(*module))) {
       outcome.failureSummary = "pass pipeline '" + *pipeline + "' failed";
-      return outcome;
+      return;
     }
     if (mlir::failed(mlir::verify(*module))) {
       outcome.failureSummary =
           "module failed to verify after pass pipeline '" + *pipeline + "'";
-      return outcome;
+      return;
     }
   }
   if (withPlan) {
     mlir::FailureOr<std::string> plan = mlir::mpmd::buildExecutionPlan(*module);
     if (mlir::failed(plan)) {
       outcome.failureSummary = "could not build the execution plan";
-      return outcome;
+      return;
     }
     outcome.plan = std::move(*plan);
   }
@@ -262,12 +381,11 @@ CompileOutcome compile(const std::string &text, const std::string *pipeline,
     mlir::FailureOr<std::string> infos = describeFragments(*module);
     if (mlir::failed(infos)) {
       outcome.failureSummary = "could not list the fragments";
-      return outcome;
+      return;
     }
     outcome.plan = std::move(*infos);
   }
   outcome.text = printModule(*module, generic);
-  return outcome;
 }
 
 nb::object toPython(const CollectedDiagnostic &diag) {
@@ -323,6 +441,11 @@ CompileOutcome compileOrRaise(const PythonCategories &categories,
 NB_MODULE(_mpmd_compiler, m) {
   m.doc() = "The mpmd MLIR compiler: parse, verify and run pass pipelines.";
   mlir::mpmd::registerAllPasses();
+  // Signals and fatal errors inside a compile are caught by the
+  // CrashRecoveryContext of `compile`; outside one, LLVM's handler restores
+  // the previous handlers and re-raises.
+  llvm::CrashRecoveryContext::Enable();
+  llvm::install_fatal_error_handler(recordFatalError, nullptr);
 
   PythonCategories categories;
   categories.error = nb::steal(PyErr_NewExceptionWithDoc(

@@ -263,3 +263,61 @@ def test_gil_is_released_while_compiling():
     during = [t for t in stamps if start + margin < t < end - margin]
     # With the GIL held the ticker could not run at all inside the window.
     assert len(during) >= 5, (len(during), duration)
+
+
+@pytest.mark.parametrize("mode, reason", [
+    ("signal", ""),
+    ("fatal-error", " (LLVM fatal error: mpmd-test-crash: a fatal error on "
+                    "purpose)"),
+])
+def test_a_crash_in_a_pass_is_a_compiler_error(mode, reason, tmp_path):
+    """A signal or an LLVM fatal error inside the compiler does not take the
+    process down: it is a CompilerError naming the pass and the op, with a
+    reproducer mpmd-opt replays."""
+    import re  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+
+    pipeline = f"mpmd-test-crash{{mode={mode}}}"
+    with pytest.raises(CompilerError) as caught:
+        compiler.run_pipeline(IDENTITY, f"canonicalize,{pipeline}",
+                              source_name="crash.mlir")
+    message = str(caught.value)
+    assert re.match(
+        r"the compiler crashed in pass 'mpmd-test-crash' on 'builtin.module' "
+        rf"at crash\.mlir:\d+:\d+{re.escape(reason)}; reproduce it with "
+        r"`mpmd-opt --run-reproducer ", message), message
+    path = re.search(r"--run-reproducer (\S+)`", message).group(1)
+    with open(path) as reproducer:
+        text = reproducer.read()
+    assert IDENTITY in text
+    assert f'pipeline: "builtin.module(canonicalize,{pipeline})"' in text
+    import pathlib  # noqa: PLC0415
+    opt = pathlib.Path(mpmd.__file__).parents[2] / "bin" / "mpmd-opt"
+    if opt.exists():
+        replay = subprocess.run([str(opt), "--run-reproducer", path],
+                                capture_output=True, text=True)
+        assert replay.returncode != 0
+    # The process and the compiler keep working.
+    assert "func.func @identity" in compiler.run_pipeline(IDENTITY,
+                                                          "canonicalize")
+
+
+def test_crashes_in_threads_are_recovered_independently():
+    results: list[str] = []
+
+    def work(crash: bool) -> None:
+        try:
+            compiler.run_pipeline(
+                IDENTITY, "mpmd-test-crash{mode=signal}" if crash
+                else "canonicalize")
+            results.append("ok")
+        except CompilerError as error:
+            results.append("crashed" if "crashed" in str(error) else "other")
+
+    threads = [threading.Thread(target=work, args=(i % 2 == 0,))
+               for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == ["crashed"] * 4 + ["ok"] * 4

@@ -119,9 +119,13 @@ StringRef stablehloOpOf(ReductionType kind) {
 }
 
 /// Ops that import places: everything outside the mpmd dialect, and the two
-/// mpmd ops whose purpose is moving values between meshes.
+/// mpmd ops whose purpose is moving values between meshes. Ops of dialects
+/// nobody registered (`chlo`, `mhlo`) have no Dialect object: they are
+/// recognised by name.
 bool isNameless(Operation &op) {
-  return !isa<MpmdDialect>(op.getDialect()) && !isa<func::ReturnOp>(op);
+  return op.getName().getDialectNamespace() !=
+             MpmdDialect::getDialectNamespace() &&
+         !isa<func::ReturnOp>(op);
 }
 
 /// Values `op` reads that are defined outside it, in a stable order.
