@@ -13,7 +13,7 @@ from typing import NoReturn, Sequence
 from mpmd import _mpmd_compiler
 from mpmd.errors import CompilerError, Diagnostic
 
-__all__ = ["compile_to_plan", "parse", "run_and_list_fragments",
+__all__ = ["compile_to_plan", "op_catalog", "parse", "run_and_list_fragments",
            "run_pipeline", "verify"]
 
 DEFAULT_SOURCE_NAME = "<input>"
@@ -78,6 +78,14 @@ def run_and_list_fragments(text: str, pipeline: str, *,
                                                      source_name)
     except _mpmd_compiler.DiagnosticError as error:
         _raise_compiler_error(error)
+
+
+def op_catalog() -> list[dict[str, object]]:
+    """What the compiler knows about each StableHLO and CHLO op name: one
+    dict per op (`name`, `pure`, `elementwise`, `constant_like`,
+    `cheap_to_clone`, `commutative`, `collective`, `has_regions`), sorted by
+    name. Ops it does not list are treated conservatively (impure)."""
+    return _mpmd_compiler.op_catalog()
 
 
 def _to_diagnostic(raw: Sequence) -> Diagnostic:

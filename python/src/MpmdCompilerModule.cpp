@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 #include "mpmd/InitAll.h"
 #include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
@@ -499,6 +500,28 @@ NB_MODULE(_mpmd_compiler, m) {
       "Runs `pipeline` (which must end with an exported program, e.g. "
       "'mpmd-import{...},mpmd-export') and returns (printed module, "
       "execution plan as JSON text).");
+
+  m.def(
+      "op_catalog",
+      [] {
+        nb::list entries;
+        for (const mlir::stablehlo::OpInfo &info :
+             mlir::stablehlo::getAllOpInfos()) {
+          nb::dict entry;
+          entry["name"] = std::string(info.name);
+          entry["pure"] = info.isPure;
+          entry["elementwise"] = info.isElementwise;
+          entry["constant_like"] = info.isConstantLike;
+          entry["cheap_to_clone"] = info.isCheapToClone;
+          entry["commutative"] = info.isCommutative;
+          entry["collective"] = info.isCollective;
+          entry["has_regions"] = info.hasRegions;
+          entries.append(entry);
+        }
+        return entries;
+      },
+      "The op catalog: what the passes know about each StableHLO and CHLO "
+      "op name (a list of dicts, sorted by name).");
 
   m.def(
       "run_and_list_fragments",

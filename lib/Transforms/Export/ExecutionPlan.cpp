@@ -104,8 +104,43 @@ llvm::json::Array describeShardings(func::FuncOp callee, bool results) {
   return shardings;
 }
 
+/// Calls `fn` with each symbol reference in `op`'s attributes and properties
+/// (ops JAX prints in generic form keep theirs in properties).
+void forEachSymbolRef(Operation *op,
+                      function_ref<void(SymbolRefAttr)> fn) {
+  AttrTypeWalker walker;
+  walker.addWalk([&](SymbolRefAttr ref) { fn(ref); });
+  walker.walk(op->getRawDictionaryAttrs());
+  if (Attribute properties = op->getPropertiesAsAttribute())
+    walker.walk(properties);
+}
+
+/// Clones into `target` the functions of `source` that the ops of `root`
+/// refer to (a composite's decomposition, a custom call's called
+/// computations), and the functions those refer to.
+void cloneReferencedFunctions(Operation *root, ModuleOp source,
+                              ModuleOp target, OpBuilder &builder) {
+  llvm::StringSet<> cloned;
+  SmallVector<Operation *> pending{root};
+  while (!pending.empty()) {
+    Operation *next = pending.pop_back_val();
+    next->walk([&](Operation *op) {
+      forEachSymbolRef(op, [&](SymbolRefAttr ref) {
+        StringRef name = ref.getRootReference().getValue();
+        auto fn = dyn_cast_or_null<func::FuncOp>(
+            SymbolTable::lookupSymbolIn(source, ref.getRootReference()));
+        if (!fn || fn == root || !cloned.insert(name).second)
+          return;
+        builder.setInsertionPointToEnd(target.getBody());
+        pending.push_back(builder.clone(*fn));
+      });
+    });
+  }
+}
+
 /// The program as a module XLA compiles on its own: the callee, public, as
-/// `@main`, in generic form (what jaxlib's parser reads most reliably).
+/// `@main`, in generic form (what jaxlib's parser reads most reliably), with
+/// the functions it refers to.
 /// Every sharding inside (the boundary, constraints, manual computations)
 /// names the program's mesh as `@mesh`, declared in the module with `mesh`'s
 /// axes; the sharding phase has checked that the axes they use agree.
@@ -120,9 +155,11 @@ std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
   for (StringRef attr : {"mesh_shape", "mpmd.mesh"})
     main->removeAttr(attr);
   llvm::StringSet<> meshSymbols{kMeshSymbol};
-  if (auto parent = callee->getParentOfType<ModuleOp>())
+  if (auto parent = callee->getParentOfType<ModuleOp>()) {
     for (auto meshOp : parent.getOps<sdy::MeshOp>())
       meshSymbols.insert(meshOp.getSymName());
+    cloneReferencedFunctions(callee, parent, *module, builder);
+  }
   bool usesMesh = false;
   AttrTypeReplacer replacer;
   replacer.addReplacement(
@@ -132,13 +169,13 @@ std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
         usesMesh = true;
         return FlatSymbolRefAttr::get(ctx, kMeshSymbol);
       });
-  replacer.recursivelyReplaceElementsIn(main, /*replaceAttrs=*/true,
+  replacer.recursivelyReplaceElementsIn(*module, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
                                         /*replaceTypes=*/false);
   // The replacer sees discardable attributes only; ops JAX prints in generic
   // form (sdy.sharding_constraint, sdy.manual_computation) keep their
   // shardings in properties.
-  main.walk([&](Operation *op) {
+  module->walk([&](Operation *op) {
     Attribute properties = op->getPropertiesAsAttribute();
     if (!properties)
       return;

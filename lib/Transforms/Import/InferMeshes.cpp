@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -363,12 +364,8 @@ private:
       return wanted.empty() ? MeshSet::none(numMeshes())
                             : singleton(home(value));
     }
-    if (isNameless(*user)) {
-      // An op without results (a side effect) runs where its inputs are.
-      if (user->getNumResults() == 0)
-        return singleton(homeOfOp(user));
-      return use.lookup(user->getResult(0));
-    }
+    if (isNameless(*user))
+      return placementOf(user);
     return MeshSet::none(numMeshes());
   }
 
@@ -401,6 +398,23 @@ private:
   MeshSet useOfOp(Operation *op) {
     return op->getNumResults() ? use.lookup(op->getResult(0))
                                : MeshSet::none(numMeshes());
+  }
+
+  /// Whether an op nobody uses can go: it has no side effects, by its
+  /// interfaces or (for ops of dialects we do not model, e.g. chlo) by the
+  /// op catalog. Unknown ops stay.
+  static bool isRemovable(Operation *op) {
+    return isMemoryEffectFree(op) || stablehlo::isPure(op);
+  }
+
+  /// Where a nameless op runs: where its results are used; an op without
+  /// users that must stay (side effects, or unknown) runs where its inputs
+  /// are; a removable one without users nowhere.
+  MeshSet placementOf(Operation *op) {
+    MeshSet meshes = useOfOp(op);
+    if (!meshes.empty() || isRemovable(op))
+      return meshes;
+    return singleton(homeOfOp(op));
   }
 
   //===--------------------------------------------------------------------===//
@@ -561,12 +575,9 @@ private:
   }
 
   LogicalResult placeOp(Operation &op) {
-    MeshSet meshes = useOfOp(&op);
-    if (meshes.empty()) {
-      if (isMemoryEffectFree(&op))
-        return success(); // dead: erased with the other nameless ops
-      meshes = singleton(homeOfOp(&op));
-    }
+    MeshSet meshes = placementOf(&op);
+    if (meshes.empty())
+      return success(); // dead: erased with the other nameless ops
     SmallVector<Value> inputs = externalInputs(&op);
     OpBuilder builder(&op);
     for (unsigned mesh : meshes.bits.set_bits()) {

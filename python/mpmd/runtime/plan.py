@@ -20,17 +20,29 @@ _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
     "i64": np.int64, "ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32,
     "ui64": np.uint64, "f16": np.float16, "f32": np.float32,
-    "f64": np.float64,
+    "f64": np.float64, "complex<f32>": np.complex64,
+    "complex<f64>": np.complex128,
+}
+# MLIR's names of the element types ml_dtypes adds to NumPy.
+_ML_DTYPES = {
+    "bf16": "bfloat16", "i4": "int4", "ui4": "uint4", "i2": "int2",
+    "ui2": "uint2", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2",
+    "f8E4M3FNUZ": "float8_e4m3fnuz", "f8E5M2FNUZ": "float8_e5m2fnuz",
+    "f8E4M3B11FNUZ": "float8_e4m3b11fnuz", "f8E4M3": "float8_e4m3",
+    "f8E3M4": "float8_e3m4", "f8E8M0FNU": "float8_e8m0fnu",
+    "f4E2M1FN": "float4_e2m1fn",
 }
 
 
 def _dtype(name: str) -> np.dtype:
     if name in _DTYPES:
         return np.dtype(_DTYPES[name])
-    if name == "bf16":
+    if name in _ML_DTYPES:
         import ml_dtypes  # noqa: PLC0415  (ships with jax)
 
-        return np.dtype(ml_dtypes.bfloat16)
+        dtype = getattr(ml_dtypes, _ML_DTYPES[name], None)
+        if dtype is not None:
+            return np.dtype(dtype)
     raise ValueError(f"unsupported element type in execution plan: {name}")
 
 

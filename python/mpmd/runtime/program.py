@@ -162,7 +162,7 @@ def _parse_signature(
                 dtype = _ir_type_to_dtype(rt.element_type)
                 if dtype is None:
                     raise ValueError(f"@{name} {what} {i} has unsupported element type {rt.element_type}")
-                if dtype.itemsize == 8 and not jax.config.jax_enable_x64:
+                if jax.dtypes.canonicalize_dtype(dtype) != dtype:
                     raise ValueError(
                         f"@{name} {what} {i} has 64-bit type {t}; enable jax_enable_x64 to run it"
                     )

@@ -192,3 +192,36 @@ func.func @loop(%arg0: tensor<4xf32>) -> tensor<4xf32>
   } : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Ops nobody uses: one the op catalog knows to be pure (a reduce_window JAX
+// left behind, chlo.square) goes away with its inputs; an op of a dialect
+// nobody knows stays, where its inputs are, with what it reads.
+// CHECK-LABEL: func.func @unused_ops
+// CHECK-NOT: stablehlo.reduce_window
+// CHECK-NOT: chlo.square
+// CHECK: %[[C:.*]] = mpmd.fragment<mesh="m1", origin=[]> () () {
+// CHECK-NEXT: stablehlo.constant dense<1.000000e+00>
+// CHECK: mpmd.fragment<mesh="m1", origin=[]> (%{{.*}}, %[[C]])
+// CHECK-NEXT: "mystery.effect"
+// CHECK-NOT: stablehlo.reduce_window
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+func.func @unused_ops(%arg0: !m1) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.unassign %0 : (!m1) -> !t
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %2 = "stablehlo.reduce_window"(%1, %init) <{window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (!t, tensor<f32>) -> tensor<2xf32>
+  %3 = "chlo.square"(%1) : (!t) -> !t
+  %c = stablehlo.constant dense<1.0> : !t
+  %4 = "mystery.effect"(%1, %c) : (!t, !t) -> !t
+  func.return %0 : !m1
+}
