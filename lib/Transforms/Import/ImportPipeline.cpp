@@ -24,6 +24,7 @@ void mlir::mpmd::addImportPipeline(OpPassManager &pm,
                                     options.outputAssignment.end());
   pm.addPass(createMapInputsOutputsToMeshesPass(ioOptions));
   pm.addPass(createIntroduceTransfersPass());
+  pm.addPass(createSplitOptimizationBarriersPass());
   InferMeshesPassOptions inferOptions;
   inferOptions.inferTransfers = options.inferTransfers;
   inferOptions.inferCrossMeshReductions = options.inferCrossMeshReductions;

@@ -129,6 +129,18 @@ bool isNameless(Operation &op) {
          !isa<func::ReturnOp>(op);
 }
 
+/// An identity that moves its operand to where its result is used, as
+/// mpmd.broadcast does: a single-operand optimization barrier (what
+/// mpmd-split-optimization-barriers leaves of jax.checkpoint's barriers). A
+/// value passing through one between named computations on two meshes is
+/// the direct edge it would be without it, which needs no permission to
+/// transfer.
+bool isMovingIdentity(Operation &op) {
+  return op.getName().getStringRef() == "stablehlo.optimization_barrier" &&
+         op.getNumOperands() == 1 && op.getNumResults() == 1 &&
+         op.getOperand(0).getType() == op.getResult(0).getType();
+}
+
 /// Values `op` reads that are defined outside it, in a stable order.
 SmallVector<Value> externalInputs(Operation *op) {
   llvm::SetVector<Value> inputs;
@@ -266,7 +278,7 @@ private:
         src[unassign.getResult()] = set;
         continue;
       }
-      if (isa<BroadcastOp, ReduceOp>(op)) {
+      if (isa<BroadcastOp, ReduceOp>(op) || isMovingIdentity(op)) {
         src[op.getResult(0)] = MeshSet::any();
         continue;
       }
@@ -353,7 +365,7 @@ private:
   MeshSet demandOf(Value value, Operation *user) {
     if (auto assign = dyn_cast<AssignOp>(user))
       return singleton(meshOf(assign.getResult()));
-    if (isa<BroadcastOp, ReduceOp>(user)) {
+    if (isa<BroadcastOp, ReduceOp>(user) || isMovingIdentity(*user)) {
       // The operand stays where it exists; the op moves it.
       MeshSet wanted = use.lookup(user->getResult(0));
       MeshSet available = src.lookup(value);
@@ -583,7 +595,9 @@ private:
     for (unsigned mesh : meshes.bits.set_bits()) {
       SmallVector<Value> meshInputs;
       for (Value input : inputs) {
-        FailureOr<Value> meshInput = meshValue(input, mesh);
+        FailureOr<Value> meshInput = isMovingIdentity(op)
+                                         ? movedValue(input, mesh, builder)
+                                         : meshValue(input, mesh);
         if (failed(meshInput))
           return failure();
         meshInputs.push_back(*meshInput);

@@ -77,6 +77,22 @@ def IntroduceTransfersPass : Pass<"mpmd-introduce-transfers", "ModuleOp"> {
   let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
 }
 
+def SplitOptimizationBarriersPass
+    : Pass<"mpmd-split-optimization-barriers", "ModuleOp"> {
+  let summary = "Splits nameless optimization barriers into one per operand";
+  let description = [{
+    `jax.checkpoint` around named computations puts the recomputation's
+    inputs and the incoming cotangent into one `stablehlo.optimization_barrier`
+    outside every named computation; its operands come from several meshes
+    and its results go to others. One barrier per operand lets each value
+    go its own way (mesh inference then places each barrier with its users,
+    moving its operand there like `mpmd.broadcast`). Across programs the
+    barrier's grouping means nothing: XLA cannot merge computations of two
+    programs, and within each program every barrier still hides its operand
+    from CSE. Barriers inside named computations are left alone.
+  }];
+}
+
 def InferMeshesPass : Pass<"mpmd-infer-meshes", "ModuleOp"> {
   let summary = "Places every nameless op on the meshes that use it";
   let description = [{
@@ -85,7 +101,9 @@ def InferMeshesPass : Pass<"mpmd-infer-meshes", "ModuleOp"> {
     use set is not inside the src set a transfer is needed: created when
     `infer-transfers` is set, an error naming the op, its use set and src set
     otherwise. Unassigned function arguments and results get the mesh their
-    uses or sources imply.
+    uses or sources imply. A single-operand `stablehlo.optimization_barrier`
+    is an identity: like `mpmd.broadcast` it runs where its result is used
+    and its operand is moved there, with or without `infer-transfers`.
   }];
   let options = [
     Option<"inferTransfers", "infer-transfers", "bool", /*default=*/"false",
