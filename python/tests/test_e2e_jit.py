@@ -126,3 +126,18 @@ def test_transfer_needed_without_permission_is_a_compiler_error():
     x = jnp.arange(4.0)
     np.testing.assert_allclose(jit(step, allowed)(x), jax.jit(step)(x),
                                rtol=1e-6)
+
+
+def test_chlo_ops_outside_named_computations():
+    """The minimal form of what crashed the process: a CHLO op (jnp.square
+    lowers to chlo.square) outside every named computation, over two
+    meshes."""
+    def f(x):
+        y = mpmd.named_computation(lambda x: x * 2, name="a")(x)
+        z = mpmd.named_computation(lambda y: y + 1, name="b")(y)
+        return jnp.square(z).sum(), jax.scipy.special.erf(z)
+
+    config = make_config(meshes(2), {"a": "m1", "b": "m2"})
+    x = jnp.arange(8.0)
+    for got, want in zip(jit(f, config)(x), jax.jit(f)(x)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)

@@ -42,6 +42,15 @@ func.func @compare_result_not_i1(%a: tensor<4xf32>) -> tensor<4xi8> {
 
 // -----
 
+// abs of complex<f32> is f32, not f64.
+func.func @complex_abs_wrong_result(%a: tensor<4xcomplex<f32>>) -> tensor<4xf64> {
+  // expected-error @+1 {{'stablehlo.abs' op requires operand #0 ('tensor<4xcomplex<f32>>') and the result ('tensor<4xf64>') to have the same element type}}
+  %0 = stablehlo.abs %a : (tensor<4xcomplex<f32>>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
 func.func @compare_operand_mismatch(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xi1> {
   // expected-error @+1 {{'stablehlo.compare' op requires operands of the same element type, but got 'tensor<4xf32>' and 'tensor<4xi32>'}}
   %0 = stablehlo.compare GT, %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>

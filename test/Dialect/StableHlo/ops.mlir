@@ -240,3 +240,11 @@ func.func @empty_return(%i: tensor<i32>) {
 // CHECK-NEXT: }) : (tensor<i32>) -> (){{$}}
 // CHECK-NEXT: return{{$}}
 // CHECK-NEXT: }{{$}}
+
+// abs of a complex tensor is its real magnitude.
+// CHECK-LABEL: func.func @complex_abs
+// CHECK-NEXT: stablehlo.abs %arg0 : (tensor<4xcomplex<f32>>) -> tensor<4xf32>{{$}}
+func.func @complex_abs(%c: tensor<4xcomplex<f32>>) -> tensor<4xf32> {
+  %0 = stablehlo.abs %c : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -164,7 +164,13 @@ LogicalResult mlir::stablehlo::detail::verifyElementwise(Operation *op,
              << "requires operand #" << index << " (" << type
              << ") and the result (" << resultType
              << ") to have compatible shapes";
-    if (sameElementType && !elementTypesMatch(type, resultType))
+    // abs of a complex tensor is its real magnitude (StableHLO spec).
+    bool complexAbs =
+        isa<AbsOp>(op) &&
+        isa<ComplexType>(getElementTypeOrSelf(type)) &&
+        cast<ComplexType>(getElementTypeOrSelf(type)).getElementType() ==
+            getElementTypeOrSelf(resultType);
+    if (sameElementType && !complexAbs && !elementTypesMatch(type, resultType))
       return op->emitOpError()
              << "requires operand #" << index << " (" << type
              << ") and the result (" << resultType
