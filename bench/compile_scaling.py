@@ -98,7 +98,7 @@ def jax_text(config, m: int, width: int, batch: int) -> str:
     with emit_named_computations():
         lowered = jitted.lower(params, xs, ys)
     module = lowered.compiler_ir("stablehlo")
-    _add_topology(module, config.topology_attr())
+    _add_topology(module.operation, config.topology_attr())
     return module.operation.get_asm(print_generic_op_form=True,
                                     enable_debug_info=True)
 
