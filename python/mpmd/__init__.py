@@ -20,6 +20,7 @@ _LAZY = {
     "InvalidCallCounterError": "mpmd.frontend",
     "InvalidLoopBoundsError": "mpmd.frontend",
     "InvalidNameError": "mpmd.frontend",
+    "UnrolledLoopWarning": "mpmd.frontend",
     "call": "mpmd.frontend",
     "fori_loop": "mpmd.frontend",
     "scan_microbatches": "mpmd.frontend",

@@ -370,7 +370,7 @@ class MpmdFunction:
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         from mpmd.frontend import (  # noqa: PLC0415
-            emit_named_computations, named_computation_meshes)
+            emit_named_computations, named_computation_meshes, traced_bodies)
 
         static = _normalize_argnums(self.static_argnums, len(args))
         dynamic, _ = _split_static(args, static)
@@ -390,7 +390,8 @@ class MpmdFunction:
                   for name, (mesh, _) in self.config.assignment.items()}
         jitted = jax.jit(self.fn, keep_unused=True,
                          static_argnums=self.static_argnums)
-        with emit_named_computations(), named_computation_meshes(meshes):
+        with emit_named_computations(), named_computation_meshes(meshes), \
+                traced_bodies():
             try:
                 lowered = jitted.lower(*call_args, **abstract_kwargs)
             except ValueError as error:

@@ -107,6 +107,19 @@ return)mlir",
       (Factors{{"o1.0", "r.0"}, {"o1.1", "r.1"}, {"o0.1", "r.2"}}));
 }
 
+TEST_F(ShardingRulesTest, DynamicSlicesOfAMicrobatchLoop) {
+  // xs[i]: the batch and feature dimensions are taken whole.
+  EXPECT_EQ(factorsOf(R"mlir(%0 = "stablehlo.dynamic_slice"(%xs, %i, %z, %z) <{slice_sizes = array<i64: 1, 8, 16>}> : (tensor<4x8x16xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x8x16xf32>
+return)mlir",
+                      "(%xs: tensor<4x8x16xf32>, %i: tensor<i32>, %z: tensor<i32>)"),
+            (Factors{{"o0.1", "r.1"}, {"o0.2", "r.2"}}));
+  // ys.at[i].set(y): the result is the operand's layout.
+  EXPECT_EQ(factorsOf(R"mlir(%0 = "stablehlo.dynamic_update_slice"(%ys, %y, %i, %z) : (tensor<4x8xf32>, tensor<1x8xf32>, tensor<i32>, tensor<i32>) -> tensor<4x8xf32>
+return)mlir",
+                      "(%ys: tensor<4x8xf32>, %y: tensor<1x8xf32>, %i: tensor<i32>, %z: tensor<i32>)"),
+            (Factors{{"o0.0", "r.0"}, {"o0.1", "o1.1", "r.1"}}));
+}
+
 TEST_F(ShardingRulesTest, OpsWithoutARuleHaveNoFactors) {
   EXPECT_EQ(factorsOf(R"mlir(%0 = "stablehlo.sort"(%a) ({
 ^bb0(%x: tensor<f32>, %y: tensor<f32>):

@@ -86,6 +86,29 @@ llvm::json::Object describeTensor(MeshTensorType type) {
   return object;
 }
 
+/// A constant argument: `{"dtype": "ui32", "shape": [], "data": [3]}`.
+FailureOr<llvm::json::Object> describeConstant(DenseElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  llvm::json::Array shape, data;
+  for (int64_t dim : type.getShape())
+    shape.push_back(dim);
+  Type element = type.getElementType();
+  if (auto integer = dyn_cast<IntegerType>(element)) {
+    for (APInt v : value.getValues<APInt>())
+      data.push_back(integer.isUnsigned() || integer.getWidth() == 1
+                         ? static_cast<int64_t>(v.getZExtValue())
+                         : v.getSExtValue());
+  } else if (isa<FloatType>(element)) {
+    for (APFloat v : value.getValues<APFloat>())
+      data.push_back(v.convertToDouble());
+  } else {
+    return failure();
+  }
+  return llvm::json::Object{{"dtype", printToString(element)},
+                            {"shape", std::move(shape)},
+                            {"data", std::move(data)}};
+}
+
 /// Per argument (or result) of `callee`, its sharding or null (replicated).
 llvm::json::Array describeShardings(func::FuncOp callee, bool results) {
   llvm::json::Array shardings;
@@ -302,6 +325,20 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         step["stage"] = stage.getInt();
       if (call->hasAttr("mpmd.weight_gradient"))
         step["weight_gradient"] = true;
+      if (auto constants = call->getAttrOfType<ArrayAttr>(
+              MpmdDialect::kConstantArgsAttrName)) {
+        llvm::json::Array values;
+        for (Attribute constant : constants) {
+          FailureOr<llvm::json::Object> value =
+              describeConstant(cast<DenseElementsAttr>(constant));
+          if (failed(value))
+            return call.emitOpError()
+                   << "has a constant argument of unsupported element type "
+                   << constant;
+          values.push_back(std::move(*value));
+        }
+        step["constants"] = std::move(values);
+      }
       steps.push_back(std::move(step));
     } else if (auto transfer = dyn_cast<TransferOp>(op)) {
       ids[transfer.getResult()] = nextId++;

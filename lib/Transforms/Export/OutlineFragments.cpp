@@ -2,9 +2,12 @@
 //
 // Each fragment becomes `mpmd.fragment_call @program(...)`; its body moves to
 // `func.func private @program` taking and returning the global tensor types.
-// Fragments whose bodies print the same (ignoring locations) on the same mesh
-// share one program: every microbatch of a stage calls the same function, so
-// the runtime compiles it once.
+// Fragments with the same body (ignoring locations) on the same mesh with
+// the same boundary layouts share one program: every microbatch of a stage
+// calls the same function, so the runtime compiles it once. Bodies may
+// differ in the values of small constants (a microbatch's index into the
+// stacked batch, say): those become trailing arguments of the program, and
+// each call passes its values in `mpmd.constant_args`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+
+#include <functional>
+#include <set>
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -41,15 +47,95 @@ std::string programSummary(FragmentOp fragment) {
   return key;
 }
 
+/// Constants of at most this many elements may differ between the
+/// fragments of one program: they become arguments of the program.
+constexpr int64_t kMaxLiftedElements = 16;
+
+/// A constant that may become a program argument: a small integer or
+/// floating-point tensor.
+bool isLiftable(Operation &op) {
+  if (op.getName().getStringRef() != "stablehlo.constant" ||
+      op.getNumResults() != 1 || op.getNumOperands() != 0)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+  return type && type.hasStaticShape() &&
+         type.getNumElements() <= kMaxLiftedElements &&
+         isa<IntegerType, FloatType>(type.getElementType()) &&
+         isa_and_nonnull<DenseElementsAttr>(op.getAttr("value"));
+}
+
+/// Whether regions `a` and `b` compute the same thing up to the values of
+/// liftable constants, mapping `a`'s values to `b`'s. The positions (in walk
+/// order of `a`) of constants whose values differ are added to `differ`.
+bool sameUpToConstants(Region &a, Region &b, IRMapping &mapping,
+                       unsigned &position, std::set<unsigned> &differ) {
+  if (a.getBlocks().size() != b.getBlocks().size())
+    return false;
+  for (auto [blockA, blockB] : llvm::zip(a, b)) {
+    if (blockA.getArgumentTypes() != blockB.getArgumentTypes() ||
+        blockA.getOperations().size() != blockB.getOperations().size())
+      return false;
+    mapping.map(blockA.getArguments(), blockB.getArguments());
+    for (auto [opA, opB] : llvm::zip(blockA, blockB)) {
+      unsigned here = position++;
+      if (opA.getName() != opB.getName() ||
+          opA.getNumOperands() != opB.getNumOperands() ||
+          opA.getResultTypes() != opB.getResultTypes() ||
+          opA.getNumRegions() != opB.getNumRegions())
+        return false;
+      for (auto [x, y] : llvm::zip(opA.getOperands(), opB.getOperands()))
+        if (mapping.lookupOrNull(x) != y)
+          return false;
+      bool sameAttributes =
+          opA.getRawDictionaryAttrs() == opB.getRawDictionaryAttrs() &&
+          opA.getPropertiesAsAttribute() == opB.getPropertiesAsAttribute();
+      if (!sameAttributes) {
+        if (!isLiftable(opA) || !isLiftable(opB))
+          return false;
+        differ.insert(here);
+      }
+      mapping.map(opA.getResults(), opB.getResults());
+      for (auto [regionA, regionB] :
+           llvm::zip(opA.getRegions(), opB.getRegions()))
+        if (!sameUpToConstants(regionA, regionB, mapping, position, differ))
+          return false;
+    }
+  }
+  return true;
+}
+
 /// Same mesh, same boundary layouts (the mesh tensor types carry the
-/// shardings) and the same body.
-bool sameProgram(FragmentOp a, FragmentOp b) {
-  return a.getMeshName() == b.getMeshName() &&
-         a.getOperandTypes() == b.getOperandTypes() &&
-         a.getResultTypes() == b.getResultTypes() &&
-         OperationEquivalence::isRegionEquivalentTo(
-             &a.getRegion(), &b.getRegion(),
-             OperationEquivalence::IgnoreLocations);
+/// shardings) and the same body up to the values of small constants (whose
+/// positions are added to `differ`).
+bool sameProgram(FragmentOp a, FragmentOp b, std::set<unsigned> &differ) {
+  if (a.getMeshName() != b.getMeshName() ||
+      a.getOperandTypes() != b.getOperandTypes() ||
+      a.getResultTypes() != b.getResultTypes())
+    return false;
+  IRMapping mapping;
+  unsigned position = 0;
+  std::set<unsigned> found;
+  if (!sameUpToConstants(a.getRegion(), b.getRegion(), mapping, position,
+                         found))
+    return false;
+  differ.insert(found.begin(), found.end());
+  return true;
+}
+
+/// The ops of `fragment`'s body in walk order (the order of
+/// `sameUpToConstants` positions).
+SmallVector<Operation *> opsInOrder(FragmentOp fragment) {
+  SmallVector<Operation *> ops;
+  std::function<void(Region &)> visit = [&](Region &region) {
+    for (Block &block : region)
+      for (Operation &op : block) {
+        ops.push_back(&op);
+        for (Region &nested : op.getRegions())
+          visit(nested);
+      }
+  };
+  visit(fragment.getRegion());
+  return ops;
 }
 
 /// `fwd` when every origin is a forward computation, `bwd` when none is,
@@ -81,6 +167,9 @@ std::string sanitize(StringRef name) {
 struct Program {
   SmallVector<FragmentOp> fragments;
   std::string name;
+  /// Positions of the constants that become arguments (they differ between
+  /// the fragments).
+  std::set<unsigned> lifted;
 };
 
 std::string programName(unsigned index, const Program &program) {
@@ -124,7 +213,8 @@ struct OutlineFragmentsPass
         SmallVector<unsigned> &sameSummary =
             candidates[programSummary(fragment)];
         auto match = llvm::find_if(sameSummary, [&](unsigned index) {
-          return sameProgram(programs[index].fragments.front(), fragment);
+          return sameProgram(programs[index].fragments.front(), fragment,
+                             programs[index].lifted);
         });
         if (match != sameSummary.end()) {
           programs[*match].fragments.push_back(fragment);
@@ -146,7 +236,29 @@ struct OutlineFragmentsPass
                        SymbolTable &symbols, StringRef name, Program &program) {
     FragmentOp first = program.fragments.front();
     MLIRContext *ctx = entry.getContext();
+    // Each fragment's values of the lifted constants, before bodies move.
+    SmallVector<ArrayAttr> constantArgs;
+    for (FragmentOp fragment : program.fragments) {
+      if (program.lifted.empty())
+        break;
+      SmallVector<Operation *> ops = opsInOrder(fragment);
+      SmallVector<Attribute> values;
+      for (unsigned position : program.lifted)
+        values.push_back(ops[position]->getAttr("value"));
+      constantArgs.push_back(ArrayAttr::get(ctx, values));
+    }
+    // In the program, the lifted constants are trailing arguments.
     Block &body = first.getRegion().front();
+    if (!program.lifted.empty()) {
+      SmallVector<Operation *> ops = opsInOrder(first);
+      for (unsigned position : program.lifted) {
+        Operation *constant = ops[position];
+        BlockArgument arg = body.addArgument(
+            constant->getResult(0).getType(), constant->getLoc());
+        constant->getResult(0).replaceAllUsesWith(arg);
+        constant->erase();
+      }
+    }
     auto type = FunctionType::get(
         ctx, body.getArgumentTypes(),
         body.getTerminator()->getOperandTypes());
@@ -177,7 +289,7 @@ struct OutlineFragmentsPass
     // Renamed on collision with an existing symbol; stays where it is.
     symbols.insert(callee, callee->getIterator());
 
-    for (FragmentOp fragment : program.fragments) {
+    for (auto [index, fragment] : llvm::enumerate(program.fragments)) {
       OpBuilder at(fragment);
       auto call = FragmentCallOp::create(
           at, fragment.getLoc(), fragment.getResultTypes(),
@@ -187,6 +299,9 @@ struct OutlineFragmentsPass
         call->setAttr(attr.getName(), attr.getValue());
       if (IntegerAttr stage = fragment.getStageIdAttr())
         call->setAttr("mpmd.stage", stage);
+      if (!constantArgs.empty())
+        call->setAttr(MpmdDialect::kConstantArgsAttrName,
+                      constantArgs[index]);
       fragment.replaceAllUsesWith(call.getResults());
       fragment.erase();
     }

@@ -151,3 +151,11 @@ mlir::mpmd::lookupInlinableCallee(Operation *call, FlatSymbolRefAttr callee,
            << ", whose body has several blocks";
   return func;
 }
+
+void mlir::mpmd::labelWithCounter(Operation *op, IntegerAttr counter) {
+  op->walk([&](Operation *nested) {
+    if (isa<NamedComputationOp, FragmentOp, func::CallOp, CallOp>(nested) &&
+        !nested->hasAttr(MpmdDialect::kCallCounterAttrName))
+      nested->setAttr(MpmdDialect::kCallCounterAttrName, counter);
+  });
+}

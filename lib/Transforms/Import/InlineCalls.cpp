@@ -29,8 +29,16 @@ LogicalResult inlineCall(func::CallOp call, SymbolTableCollection &symbols) {
   if (failed(callee))
     return failure();
   OpBuilder builder(call);
-  call.replaceAllUsesWith(cloneBlockBody(callee->getBody().front(),
-                                         call.getOperands(), builder));
+  // A call made inside a microbatch (labelled by mpmd-unroll-loops) labels
+  // what it inlines.
+  auto counter =
+      call->getAttrOfType<IntegerAttr>(MpmdDialect::kCallCounterAttrName);
+  call.replaceAllUsesWith(cloneBlockBody(
+      callee->getBody().front(), call.getOperands(), builder,
+      [&](Operation *copy) {
+        if (counter)
+          labelWithCounter(copy, counter);
+      }));
   call.erase();
   return success();
 }

@@ -24,16 +24,6 @@ using namespace mlir::mpmd;
 
 namespace {
 
-/// Labels the named computations and fragments in `op` with `counter`
-/// unless an inner loop already did.
-void labelWithCounter(Operation *op, IntegerAttr counter) {
-  op->walk([&](Operation *nested) {
-    if (isa<NamedComputationOp, FragmentOp>(nested) &&
-        !nested->hasAttr(MpmdDialect::kCallCounterAttrName))
-      nested->setAttr(MpmdDialect::kCallCounterAttrName, counter);
-  });
-}
-
 IntegerAttr counterAttr(MLIRContext *ctx, uint64_t value) {
   return IntegerAttr::get(IntegerType::get(ctx, 32, IntegerType::Unsigned),
                           value);

@@ -3,7 +3,8 @@
 // A compact set of rules, enough for the data flow that crosses program
 // boundaries in training steps (activations, residuals, gradients,
 // parameters): elementwise ops from the op catalog, the shape ops, dots,
-// reductions and gathers (embedding lookups). Everything else has no rule on purpose: XLA decides the inside
+// reductions, gathers (embedding lookups) and the dynamic slices of
+// microbatch loops. Everything else has no rule on purpose: XLA decides the inside
 // of each program; these rules only choose the layouts at its boundary.
 //
 //===----------------------------------------------------------------------===//
@@ -316,6 +317,46 @@ SmallVector<ShardingFactor> gatherFactors(Operation *op) {
   return factors;
 }
 
+/// dynamic_slice (a microbatch of the stacked batch, `xs[i]`): the
+/// dimensions taken whole keep their place.
+SmallVector<ShardingFactor> dynamicSliceFactors(Operation *op) {
+  auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("slice_sizes");
+  if (op->getNumOperands() < 1 || op->getNumResults() != 1 || !sizes)
+    return {};
+  RankedTensorType in = rankedType(op->getOperand(0));
+  RankedTensorType out = rankedType(op->getResult(0));
+  if (!in || !out || static_cast<int64_t>(sizes.size()) != in.getRank() ||
+      in.getRank() != out.getRank())
+    return {};
+  SmallVector<ShardingFactor> factors;
+  for (int64_t dim = 0; dim < in.getRank(); ++dim)
+    if (sizes[dim] == in.getDimSize(dim))
+      factors.push_back({{op->getOperand(0), dim}, {op->getResult(0), dim}});
+  return factors;
+}
+
+/// dynamic_update_slice (a microbatch's row of a stacked result): the
+/// result is laid out as the operand; the update's whole dimensions too.
+SmallVector<ShardingFactor> dynamicUpdateSliceFactors(Operation *op) {
+  if (op->getNumOperands() < 2 || op->getNumResults() != 1)
+    return {};
+  Value operand = op->getOperand(0), update = op->getOperand(1);
+  RankedTensorType in = rankedType(operand);
+  RankedTensorType piece = rankedType(update);
+  if (!in || !piece || in.getRank() != piece.getRank() ||
+      rankedType(op->getResult(0)) != in)
+    return {};
+  SmallVector<ShardingFactor> factors;
+  for (int64_t dim = 0; dim < in.getRank(); ++dim) {
+    ShardingFactor &factor = factors.emplace_back();
+    factor.push_back({operand, dim});
+    factor.push_back({op->getResult(0), dim});
+    if (piece.getDimSize(dim) == in.getDimSize(dim))
+      factor.push_back({update, dim});
+  }
+  return factors;
+}
+
 } // namespace
 
 SmallVector<ShardingFactor> mlir::mpmd::getShardingFactors(Operation *op) {
@@ -336,6 +377,10 @@ SmallVector<ShardingFactor> mlir::mpmd::getShardingFactors(Operation *op) {
   StringRef name = op->getName().getStringRef();
   if (name == "stablehlo.gather")
     return gatherFactors(op);
+  if (name == "stablehlo.dynamic_slice")
+    return dynamicSliceFactors(op);
+  if (name == "stablehlo.dynamic_update_slice")
+    return dynamicUpdateSliceFactors(op);
   if (name == "stablehlo.optimization_barrier" ||
       name == "sdy.sharding_constraint")
     return pairwiseIdentityFactors(op);

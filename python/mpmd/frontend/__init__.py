@@ -4,8 +4,10 @@ microbatches (call counters).
 Importing this subpackage imports JAX.
 """
 
+from mpmd.frontend.loops import traced_bodies
 from mpmd.frontend.microbatch import (
     InvalidLoopBoundsError,
+    UnrolledLoopWarning,
     call,
     fori_loop,
     scan_microbatches,
@@ -31,6 +33,7 @@ __all__ = [
     "InvalidCallCounterError",
     "InvalidLoopBoundsError",
     "InvalidNameError",
+    "UnrolledLoopWarning",
     "call",
     "current_call_counter",
     "emit_named_computations",
@@ -42,4 +45,5 @@ __all__ = [
     "named_tensor",
     "named_tensor_p",
     "scan_microbatches",
+    "traced_bodies",
 ]

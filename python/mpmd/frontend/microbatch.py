@@ -51,19 +51,32 @@ from __future__ import annotations
 
 import functools
 import operator
+import warnings
 from typing import Any, Callable, TypeVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mpmd.frontend.loops import bind_call, bind_for, emits_loops
 from mpmd.frontend.primitives import (
     FrontendError,
     call_counter_scope,
     check_call_counter,
 )
 
-__all__ = ["InvalidLoopBoundsError", "call", "fori_loop", "scan_microbatches"]
+__all__ = ["InvalidLoopBoundsError", "UnrolledLoopWarning", "call",
+           "fori_loop", "scan_microbatches"]
+
+# What JAX raises when traced code needs a traced value as a Python one.
+_INDEX_AS_PYTHON_VALUE = (jax.errors.ConcretizationTypeError,
+                          jax.errors.TracerIntegerConversionError,
+                          jax.errors.TracerBoolConversionError,
+                          jax.errors.TracerArrayConversionError)
+
+
+class UnrolledLoopWarning(UserWarning):
+    """A microbatch loop was traced once per iteration instead of once."""
 
 C = TypeVar("C")
 
@@ -88,6 +101,8 @@ def call(fn: Callable[..., Any], *, call_counter: int) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if emits_loops():
+            return bind_call(fn, counter, args, kwargs)
         with call_counter_scope(counter):
             return fn(*args, **kwargs)
 
@@ -132,9 +147,34 @@ def fori_loop(lower: int, upper: int, body: Callable[[int, C], C],
         raise InvalidLoopBoundsError(
             f"fori_loop({lo}, {hi}) has {hi - lo} iterations; call counters "
             "are ui32, so at most 2**32")
+    if hi <= lo:
+        return init
+    if emits_loops():
+        flat_init, tree = jax.tree_util.tree_flatten(init)
+
+        def flat_body(index: Any, *flat_carry: Any) -> list[Any]:
+            out = body(index, jax.tree_util.tree_unflatten(tree, flat_carry))
+            flat_out, out_tree = jax.tree_util.tree_flatten(out)
+            if out_tree != tree:
+                raise FrontendError(
+                    f"the fori_loop body returns a carry of structure "
+                    f"{out_tree}, but the loop carries {tree}")
+            return flat_out
+
+        try:
+            flat = bind_for(flat_body, flat_init, hi - lo, lo)
+            return jax.tree_util.tree_unflatten(tree, flat)
+        except _INDEX_AS_PYTHON_VALUE as error:
+            warnings.warn(
+                f"mpmd.fori_loop: the body uses the loop index as a Python "
+                f"value ({type(error).__name__}), so it is traced once per "
+                f"iteration ({hi - lo} times) instead of once; compute on "
+                "the index with jnp/lax (jnp.where, lax.cond, xs[i]) to trace"
+                " it once", UnrolledLoopWarning, stacklevel=2)
     carry = init
     for i in range(lo, hi):
-        carry = call(body, call_counter=i - lo)(i, carry)
+        with call_counter_scope(i - lo):
+            carry = body(i, carry)
     return carry
 
 
@@ -169,11 +209,42 @@ def scan_microbatches(fn: Callable[[C, Any], tuple[C, Any]], init: C,
             "scan_microbatches: the leaves of xs (and length) disagree on "
             f"the number of microbatches: {sorted(sizes)}")
     (count,) = sizes
+    if emits_loops() and count > 0:
+        return _scan_once(fn, init, xs, count)
     carry, ys = init, []
     for i in range(count):
         x_i = jax.tree.map(lambda x: x[i], xs)  # noqa: B023
-        carry, y = call(fn, call_counter=i)(carry, x_i)
+        with call_counter_scope(i):
+            carry, y = fn(carry, x_i)
         ys.append(y)
     if not ys or all(y is None for y in ys):
         return carry, None
     return carry, jax.tree.map(lambda *ys_: jnp.stack(ys_), *ys)
+
+
+def _scan_once(fn: Callable[[C, Any], tuple[C, Any]], init: C, xs: Any,
+               count: int) -> tuple[C, Any]:
+    """scan_microbatches as one traced body: x_i is sliced by the traced
+    index, each y_i written into its row of a stacked buffer carried along."""
+    def x_at(i: Any) -> Any:
+        return jax.tree.map(
+            lambda x: jax.lax.dynamic_index_in_dim(x, i, keepdims=False), xs)
+
+    _, y_shape = jax.eval_shape(lambda c: fn(c, x_at(0)), init)
+    if y_shape is None:
+        def body(i: Any, carry: C) -> C:
+            carry, _ = fn(carry, x_at(i))
+            return carry
+        return fori_loop(0, count, body, init), None
+    buffers = jax.tree.map(lambda y: jnp.zeros((count, *y.shape), y.dtype),
+                           y_shape)
+
+    def stacking_body(i: Any, state: tuple[C, Any]) -> tuple[C, Any]:
+        carry, ys = state
+        carry, y = fn(carry, x_at(i))
+        ys = jax.tree.map(
+            lambda buf, y: jax.lax.dynamic_update_index_in_dim(buf, y, i, 0),
+            ys, y)
+        return carry, ys
+
+    return fori_loop(0, count, stacking_body, (init, buffers))

@@ -263,7 +263,21 @@ def _body_consts(jaxpr: jex_core.ClosedJaxpr) -> list[Any]:
 
 # --- named_computation_p ----------------------------------------------------
 
-named_computation_p = jex_core.Primitive("mpmd_named_computation")
+class _NamedComputationPrimitive(jex_core.Primitive):
+    """Binding without a call counter inside an `mpmd.call` takes the
+    call's: a body traced once (for mpmd.jit's loops) and evaluated again
+    per microbatch, e.g. when a transformation unrolls the loop, labels its
+    named computations then."""
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        if params.get("call_counter") is None:
+            counter = current_call_counter()
+            if counter is not None:
+                params = dict(params, call_counter=counter)
+        return super().bind(*args, **params)
+
+
+named_computation_p = _NamedComputationPrimitive("mpmd_named_computation")
 named_computation_p.multiple_results = True
 
 

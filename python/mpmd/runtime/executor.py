@@ -9,7 +9,7 @@ where the plan says so).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import jax
@@ -50,6 +50,8 @@ class PlanExecutor:
     plan: ExecutionPlan
     meshes: dict[str, Mesh]
     programs: dict[str, MeshProgram]
+    # Per step index, the constant arguments of the call, on its mesh.
+    constants: dict[int, list[jax.Array]] = field(default_factory=dict)
 
     @classmethod
     def compile(cls, plan: ExecutionPlan,
@@ -64,7 +66,21 @@ class PlanExecutor:
                 out_shardings=[NamedSharding(mesh, partition_spec(layout))
                                for layout in spec.out_shardings] or None,
                 donate_argnums=spec.donated_args)
-        return cls(plan, meshes, programs)
+        # Constant arguments are placed once; equal ones share their arrays.
+        placed: dict[tuple, jax.Array] = {}
+        constants: dict[int, list[jax.Array]] = {}
+        for index, step in enumerate(plan.steps):
+            if not isinstance(step, CallStep) or not step.constants:
+                continue
+            arrays = []
+            for value in step.constants:
+                key = (step.mesh, value.dtype.str, value.shape, value.tobytes())
+                if key not in placed:
+                    placed[key] = jax.device_put(value, NamedSharding(
+                        meshes[step.mesh], PartitionSpec()))
+                arrays.append(placed[key])
+            constants[index] = arrays
+        return cls(plan, meshes, programs, constants)
 
     def input_shardings(self) -> list[NamedSharding]:
         return [sharding_for(spec, self.meshes) for spec in self.plan.inputs]
@@ -76,9 +92,12 @@ class PlanExecutor:
             recorder: "StepRecorder | None" = None) -> list[jax.Array]:
         """Runs the plan on inputs already placed on their meshes."""
         env: dict[int, jax.Array] = dict(enumerate(inputs))
-        for step in self.plan.steps:
+        constants = self.constants
+        for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
                 args = [env[value] for value in step.inputs]
+                if step.constants:
+                    args.extend(constants[index])
                 if recorder:
                     recorder.before(step)
                 try:

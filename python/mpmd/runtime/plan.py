@@ -119,6 +119,9 @@ class CallStep:
     stage: int | None = None
     # The weight-gradient part of a backward split for zero-bubble schedules.
     weight_gradient: bool = False
+    # Values passed after the inputs: constants export lifted out of the
+    # program (e.g. the microbatch's index into the stacked batch).
+    constants: tuple[np.ndarray, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -177,7 +180,9 @@ class ExecutionPlan:
                     step["program"], step["mesh"], tuple(step["inputs"]),
                     tuple(step["outputs"]), tuple(step["origins"]),
                     tuple(step["free"]), step.get("call_counter"),
-                    step.get("stage"), step.get("weight_gradient", False)))
+                    step.get("stage"), step.get("weight_gradient", False),
+                    tuple(np.asarray(c["data"], _dtype(c["dtype"])).reshape(
+                        c["shape"]) for c in step.get("constants", ()))))
             else:
                 steps.append(TransferStep(
                     step["input"], step["output"], step["from"], step["to"],

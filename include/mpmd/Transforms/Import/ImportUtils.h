@@ -70,6 +70,12 @@ SmallVector<Value> cloneBlockBody(Block &body, ValueRange args,
 void eraseUnusedPrivateFunctions(llvm::SmallPtrSetImpl<Operation *> &callees,
                                  ModuleOp module);
 
+/// Labels the named computations, fragments and calls in `op` (itself
+/// included) with the call counter `counter` unless an inner loop or call
+/// already did. A labelled `func.call` passes its counter on to what
+/// mpmd-inline-calls inlines from it.
+void labelWithCounter(Operation *op, IntegerAttr counter);
+
 /// `"m1", "m2"` for diagnostics.
 std::string formatMeshList(ArrayRef<StringRef> meshes);
 

@@ -407,8 +407,21 @@ FragmentCallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return emitOpError() << "calls @" << getCallee()
                          << ", which is not a func.func in this module";
   FunctionType calleeType = callee.getFunctionType();
-  if (failed(verifyTypesMatch(*this, globalTypes(getOperandTypes()),
-                              calleeType.getInputs(), "global type of operand",
+  SmallVector<Type> inputs = globalTypes(getOperandTypes());
+  auto constants =
+      (*this)->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
+  if (constants) {
+    for (Attribute constant : constants) {
+      auto typed = dyn_cast<TypedAttr>(constant);
+      if (!typed)
+        return emitOpError() << "has constant argument " << constant
+                             << " without a type";
+      inputs.push_back(typed.getType());
+    }
+  }
+  if (failed(verifyTypesMatch(*this, inputs, calleeType.getInputs(),
+                              constants ? "operand or constant argument"
+                                        : "global type of operand",
                               "callee argument")))
     return failure();
   return verifyTypesMatch(*this, globalTypes(getResultTypes()),

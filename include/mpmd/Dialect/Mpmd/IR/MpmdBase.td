@@ -25,6 +25,11 @@ def Mpmd_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kTopologyAttrName = "topology";
     /// Discardable attribute on fragments: the microbatch of the fragment.
     static constexpr ::llvm::StringLiteral kCallCounterAttrName = "call_counter";
+    /// Discardable attribute on fragment_call: constants passed after the
+    /// operands (export lifts small constants that differ between fragments
+    /// of one program, e.g. a microbatch index, into arguments).
+    static constexpr ::llvm::StringLiteral kConstantArgsAttrName =
+        "mpmd.constant_args";
   private:
     void registerAttributes();
     void registerTypes();
