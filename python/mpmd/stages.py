@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -218,6 +219,10 @@ class Lowered:
         self.static_argnums = static_argnums
         # The pytree path of each flat argument, `params['w1']` style.
         self.argument_paths: list[str] = []
+        # Seconds spent per phase: "trace" (JAX traces and lowers),
+        # "partition" (the mpmd compiler), "plan" (reading the plan);
+        # Compiled.timings adds "compile" (XLA, every program).
+        self.timings: dict[str, float] = {}
 
     def as_text(self) -> str:
         """The exported MPMD program (main function plus one function per
@@ -271,8 +276,12 @@ class Lowered:
         return "\n".join(lines)
 
     def compile(self) -> "Compiled":
+        start = time.perf_counter()
         executor = PlanExecutor.compile(self.plan, dict(self.config.topology))
-        return Compiled(self, executor)
+        compiled = Compiled(self, executor)
+        compiled.timings = dict(self.timings,
+                                compile=time.perf_counter() - start)
+        return compiled
 
 
 class Compiled:
@@ -282,6 +291,7 @@ class Compiled:
         self.lowered = lowered
         self.executor = executor
         self._input_shardings = executor.input_shardings()
+        self.timings: dict[str, float] = dict(lowered.timings)
 
     @property
     def plan(self) -> ExecutionPlan:
@@ -372,6 +382,7 @@ class MpmdFunction:
         from mpmd.frontend import (  # noqa: PLC0415
             emit_named_computations, named_computation_meshes, traced_bodies)
 
+        start = time.perf_counter()
         static = _normalize_argnums(self.static_argnums, len(args))
         dynamic, _ = _split_static(args, static)
         flat, tree = jax.tree_util.tree_flatten_with_path(
@@ -448,6 +459,7 @@ class MpmdFunction:
                           "named_computation or named_tensor", stacklevel=2)
         inputs = {i: p.mesh for i, p in in_placements.items()}
         outputs = {i: p.mesh for i, p in out_placements.items()}
+        traced = time.perf_counter()
         try:
             mpmd_text, plan_json = _partition(self.config, text, inputs,
                                               outputs)
@@ -464,10 +476,14 @@ class MpmdFunction:
                 "their committed shardings name: " + ", ".join(pinned) +
                 "; put each on the mesh that uses it, or pass host data and "
                 "let mesh inference place it", error.diagnostics) from None
-        lowered_mpmd = Lowered(self.config, mpmd_text,
-                               ExecutionPlan.from_json(plan_json), in_tree,
+        partitioned = time.perf_counter()
+        plan = ExecutionPlan.from_json(plan_json)
+        lowered_mpmd = Lowered(self.config, mpmd_text, plan, in_tree,
                                out_tree, text, static)
         lowered_mpmd.argument_paths = paths
+        lowered_mpmd.timings = {"trace": traced - start,
+                                "partition": partitioned - traced,
+                                "plan": time.perf_counter() - partitioned}
         return lowered_mpmd
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -1,6 +1,7 @@
 //===- ExportPipeline.cpp - The mpmd-export pipeline ----------------------===//
 
 #include "mpmd/Transforms/Export/Passes.h"
+#include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -13,12 +14,12 @@ using namespace mlir::mpmd;
 void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
   // Drop unused fragment results and arguments first, so that programs only
   // move the data they need.
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCleanupPass());
   // The order is final now: inferred fragments join their neighbours.
   MergeInferredFragmentsPassOptions merge;
   merge.scheduled = true;
   pm.addPass(createMergeInferredFragmentsPass(merge));
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCleanupPass());
   pm.addPass(createOutlineFragmentsPass());
   pm.addPass(createMarkDonationsPass());
 }

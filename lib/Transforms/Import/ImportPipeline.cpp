@@ -1,5 +1,6 @@
 //===- ImportPipeline.cpp - The mpmd-import pipeline ----------------------===//
 
+#include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -11,8 +12,10 @@ using namespace mlir::mpmd;
 
 void mlir::mpmd::addImportPipeline(OpPassManager &pm,
                                    const ImportPipelineOptions &options) {
-  pm.addPass(createUnrollLoopsPass());
+  // Inlined before unrolling: loop bodies are flattened once, not once per
+  // microbatch.
   pm.addPass(createInlineCallsPass());
+  pm.addPass(createUnrollLoopsPass());
   MapNamedOpsToMeshesPassOptions namedOptions;
   namedOptions.assignment.assign(options.assignment.begin(),
                                  options.assignment.end());
@@ -30,7 +33,7 @@ void mlir::mpmd::addImportPipeline(OpPassManager &pm,
   inferOptions.inferCrossMeshReductions = options.inferCrossMeshReductions;
   pm.addPass(createInferMeshesPass(inferOptions));
   pm.addPass(createMergeInferredFragmentsPass());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCleanupPass());
   pm.addPass(createCSEPass());
   pm.addPass(createVerifyImportPass());
 }

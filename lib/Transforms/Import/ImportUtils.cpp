@@ -159,3 +159,9 @@ void mlir::mpmd::labelWithCounter(Operation *op, IntegerAttr counter) {
       nested->setAttr(MpmdDialect::kCallCounterAttrName, counter);
   });
 }
+
+GreedyRewriteConfig mlir::mpmd::canonicalizeWithoutRegionSimplify() {
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return config;
+}

@@ -2,7 +2,8 @@
 //
 // JAX lowers nested jits and library helpers (`relu`, `_where`, ...) to
 // `func.call`. Import works on the entry function's ops, so calls are
-// inlined first; private callees left unused are erased.
+// inlined first, in the entry functions and in the loop bodies they call
+// with `mpmd.call`; private callees left unused are erased.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,7 +53,18 @@ struct InlineCallsPass
       return signalPassFailure();
     SymbolTableCollection symbols;
     llvm::SmallPtrSet<Operation *, 8> inlinedCallees;
-    for (func::FuncOp entry : *entries) {
+    // The entry functions and the loop bodies they call with mpmd.call
+    // (inlined in them first, so that unrolling copies flat bodies).
+    SmallVector<func::FuncOp> roots(entries->begin(), entries->end());
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    for (size_t next = 0; next < roots.size(); ++next)
+      roots[next].walk([&](CallOp call) {
+        auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
+            call, call.getCalleeAttr());
+        if (callee && !callee.isExternal() && seen.insert(callee).second)
+          roots.push_back(callee);
+      });
+    for (func::FuncOp entry : roots) {
       // Inlined bodies may hold calls themselves: repeat, bounded, so that
       // recursion is reported instead of looping forever.
       for (int depth = 0;; ++depth) {

@@ -229,6 +229,17 @@ func.func private @callee(%arg0: tensor<8xf32>) -> tensor<4xf32>
 
 // -----
 
+// Constant arguments come after the operands and must match the callee.
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+func.func @fragment_call_constant_args(%arg0: !m1) {
+  // expected-error @+1 {{'mpmd.fragment_call' op operand or constant argument 1 has type 'tensor<i64>' but callee argument 1 requires 'tensor<i32>'}}
+  %0 = mpmd.fragment_call<mesh="m1", origin=[]> @callee(%arg0) {mpmd.constant_args = [dense<3> : tensor<i64>]} : (!m1) -> !m1
+  func.return
+}
+func.func private @callee(%arg0: tensor<4xf32>, %arg1: tensor<i32>) -> tensor<4xf32>
+
+// -----
+
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
 func.func @fragment_call_results(%arg0: !m1) {
   // expected-error @+1 {{'mpmd.fragment_call' op has 1 global type of results but 2 callee results}}

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -75,6 +76,12 @@ void eraseUnusedPrivateFunctions(llvm::SmallPtrSetImpl<Operation *> &callees,
 /// already did. A labelled `func.call` passes its counter on to what
 /// mpmd-inline-calls inlines from it.
 void labelWithCounter(Operation *op, IntegerAttr counter);
+
+/// How the pipelines canonicalize: without MLIR's region simplification
+/// (block argument and block merging), which the MPMD program does not need
+/// (fragments drop unused arguments themselves) and which doubles the time
+/// of canonicalization on unrolled programs.
+GreedyRewriteConfig canonicalizeWithoutRegionSimplify();
 
 /// `"m1", "m2"` for diagnostics.
 std::string formatMeshList(ArrayRef<StringRef> meshes);

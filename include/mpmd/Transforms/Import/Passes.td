@@ -139,6 +139,18 @@ def MergeInferredFragmentsPass : Pass<"mpmd-merge-inferred-fragments", "ModuleOp
   ];
 }
 
+def CleanupPass : Pass<"mpmd-cleanup", "ModuleOp"> {
+  let summary = "Canonicalizes the MPMD program, not the fragment bodies";
+  let description = [{
+    What the pipelines need of `canonicalize`, at a fraction of its cost on
+    unrolled programs: at the top level of entry functions, fragments drop
+    unused results (and the body ops that computed only them) and unused
+    arguments, transfers, assigns and unassigns fold, and dead ops go. The
+    ops inside fragment bodies are not rewritten: XLA optimizes each
+    program.
+  }];
+}
+
 def VerifyImportPass : Pass<"mpmd-verify-import", "ModuleOp"> {
   let summary = "Checks that import placed every op in a fragment";
 }

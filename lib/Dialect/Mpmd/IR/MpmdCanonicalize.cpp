@@ -9,6 +9,7 @@
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 using namespace mlir;
@@ -41,9 +42,18 @@ struct RemoveUnusedFragmentResults : OpRewritePattern<FragmentOp> {
     if (unused.none())
       return failure();
 
-    Operation *terminator = op.getRegion().front().getTerminator();
+    Block &body = op.getRegion().front();
+    Operation *terminator = body.getTerminator();
     rewriter.modifyOpInPlace(terminator,
                              [&] { terminator->eraseOperands(unused); });
+    // What computed only the dropped results goes now, so that the block
+    // arguments it read are seen unused at once.
+    for (Operation *inner = terminator->getPrevNode(); inner;) {
+      Operation *previous = inner->getPrevNode();
+      if (isOpTriviallyDead(inner))
+        rewriter.eraseOp(inner);
+      inner = previous;
+    }
     SmallVector<Type> resultTypes;
     for (OpResult result : op->getResults())
       if (!unused.test(result.getResultNumber()))

@@ -1,0 +1,59 @@
+// Fragments that differ only in small constants (a microbatch's index)
+// share one program; the constants become its trailing arguments and each
+// call passes its own. A large constant that differs keeps programs apart.
+// RUN: mpmd-opt %s -mpmd-outline-fragments | FileCheck %s
+// RUN: mpmd-opt %s -mpmd-outline-fragments -mpmd-print-execution-plan -o /dev/null | FileCheck %s --check-prefix=PLAN
+
+!t = tensor<4x8xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
+!r = !mpmd.mesh_tensor<"m1", tensor<8xf32>>
+
+// CHECK-LABEL: func.func @main
+// CHECK: mpmd.fragment_call<mesh="m1", origin=["f"]> @p0_f_fwd_calls0to1(%arg0) {call_counter = 0 : ui32, mpmd.constant_args = [dense<0> : tensor<i32>]}
+// CHECK: mpmd.fragment_call<mesh="m1", origin=["f"]> @p0_f_fwd_calls0to1(%arg0) {call_counter = 1 : ui32, mpmd.constant_args = [dense<1> : tensor<i32>]}
+// CHECK: mpmd.fragment_call<mesh="m1", origin=["g"]> @p1_g_fwd(%arg0)
+// CHECK: mpmd.fragment_call<mesh="m1", origin=["g"]> @p2_g_fwd(%arg0)
+// CHECK: func.func private @p0_f_fwd_calls0to1(%arg0: tensor<4x8xf32>, %arg1: tensor<i32>) -> tensor<8xf32>
+// The index became %arg1; the zero that is the same in both stays.
+// CHECK-NEXT: %[[ZERO:.*]] = stablehlo.constant dense<0> : tensor<i32>
+// CHECK-NEXT: "stablehlo.dynamic_slice"(%arg0, %arg1, %[[ZERO]])
+
+// PLAN: "constants": [
+// PLAN-NEXT: {
+// PLAN-NEXT: "data": [
+// PLAN-NEXT: 0
+// PLAN-NEXT: ],
+// PLAN-NEXT: "dtype": "i32",
+// PLAN-NEXT: "shape": []
+// PLAN: "constants": [
+// PLAN-NEXT: {
+// PLAN-NEXT: "data": [
+// PLAN-NEXT: 1
+func.func @main(%arg0: !m1) -> (!r, !r, !m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %i = stablehlo.constant dense<0> : tensor<i32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %s = "stablehlo.dynamic_slice"(%x, %i, %z) <{slice_sizes = array<i64: 1, 8>}> : (!t, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
+    %r = stablehlo.reshape %s : (tensor<1x8xf32>) -> tensor<8xf32>
+    mpmd.return %r : tensor<8xf32>
+  } : (!m1) -> !r
+  %1 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 1 : ui32} (%x: !t) {
+    %i = stablehlo.constant dense<1> : tensor<i32>
+    %z = stablehlo.constant dense<0> : tensor<i32>
+    %s = "stablehlo.dynamic_slice"(%x, %i, %z) <{slice_sizes = array<i64: 1, 8>}> : (!t, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
+    %r = stablehlo.reshape %s : (tensor<1x8xf32>) -> tensor<8xf32>
+    mpmd.return %r : tensor<8xf32>
+  } : (!m1) -> !r
+  %2 = mpmd.fragment<mesh="m1", origin=["g"]> (%arg0) (%x: !t) {
+    %c = stablehlo.constant dense<1.0> : !t
+    %a = stablehlo.add %x, %c : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %3 = mpmd.fragment<mesh="m1", origin=["g"]> (%arg0) (%x: !t) {
+    %c = stablehlo.constant dense<2.0> : !t
+    %a = stablehlo.add %x, %c : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  func.return %0, %1, %2, %3 : !r, !r, !m1, !m1
+}
