@@ -8,8 +8,11 @@
 //     when its other operands are P's operands or function arguments: P
 //     needs nothing new, and the inferred fragment's users already depended
 //     on P;
-//   - else into its only consumer C, when every use of its results is in C:
-//     C already depended on everything the inferred fragment reads;
+//   - else into its only consumer C, a user fragment, when every use of its
+//     results is in C: C already depended on everything the inferred
+//     fragment reads (not into another inferred fragment: a chain of them,
+//     such as a gradient accumulated over the microbatches, would collapse
+//     into one fragment at its end that keeps every input alive until then);
 //   - a fragment without operands (constants) is copied into each of its
 //     consumers instead.
 // Anything else stays a fragment of its own. Rounds repeat until nothing
@@ -186,11 +189,19 @@ private:
     return producer;
   }
 
+  /// The only consumer, when it is a user fragment. Never another inferred
+  /// fragment: along a chain of them (a gradient accumulated over the
+  /// microbatches) each would sink into the next, and the last would hold
+  /// every microbatch's inputs until the end. Export places such chains
+  /// once the order is final.
   FragmentOp sinkTarget(FragmentOp fragment) {
     std::optional<llvm::SetVector<FragmentOp>> users = consumers(fragment);
     if (!users || users->size() != 1)
       return {};
-    return users->front();
+    FragmentOp consumer = users->front();
+    if (!consumer.isUserFragment())
+      return {};
+    return consumer;
   }
 
   LogicalResult copyIntoConsumers(FragmentOp fragment,
