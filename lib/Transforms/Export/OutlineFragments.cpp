@@ -6,11 +6,13 @@
 // the same boundary layouts share one program: every microbatch of a stage
 // calls the same function, so the runtime compiles it once. Bodies may
 // differ in the values of small constants (a microbatch's index into the
-// stacked batch, say): those become trailing arguments of the program, and
-// each call passes its values in `mpmd.constant_args`.
+// stacked batch, say) or in where a static slice starts (`xs[i]` with a
+// Python int): those become trailing arguments of the program (the slice a
+// dynamic_slice), and each call passes its values in `mpmd.constant_args`.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 
@@ -18,6 +20,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <functional>
+#include <limits>
 #include <set>
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
@@ -50,6 +53,29 @@ std::string programSummary(FragmentOp fragment) {
 /// Constants of at most this many elements may differ between the
 /// fragments of one program: they become arguments of the program.
 constexpr int64_t kMaxLiftedElements = 16;
+
+/// A static slice whose start may become program arguments: unit strides
+/// (it is then a dynamic_slice with constant start indices).
+bool isLiftableSlice(Operation &op) {
+  auto slice = dyn_cast<stablehlo::SliceOp>(op);
+  return slice && llvm::all_of(slice.getStrides(),
+                               [](int64_t stride) { return stride == 1; });
+}
+
+/// Whether `a` and `b` (same name, operands and result types) differ only in
+/// where a liftable slice starts (starts that fit an i32).
+bool sameSliceButStart(Operation &a, Operation &b) {
+  if (!isLiftableSlice(a) || !isLiftableSlice(b))
+    return false;
+  auto sliceA = cast<stablehlo::SliceOp>(a), sliceB = cast<stablehlo::SliceOp>(b);
+  for (auto [startA, limitA, startB, limitB] :
+       llvm::zip(sliceA.getStartIndices(), sliceA.getLimitIndices(),
+                 sliceB.getStartIndices(), sliceB.getLimitIndices()))
+    if (limitA - startA != limitB - startB ||
+        std::max(startA, startB) > std::numeric_limits<int32_t>::max())
+      return false;
+  return true;
+}
 
 /// A constant that may become a program argument: a small integer or
 /// floating-point tensor.
@@ -90,7 +116,8 @@ bool sameUpToConstants(Region &a, Region &b, IRMapping &mapping,
           opA.getRawDictionaryAttrs() == opB.getRawDictionaryAttrs() &&
           opA.getPropertiesAsAttribute() == opB.getPropertiesAsAttribute();
       if (!sameAttributes) {
-        if (!isLiftable(opA) || !isLiftable(opB))
+        if (!(isLiftable(opA) && isLiftable(opB)) &&
+            !sameSliceButStart(opA, opB))
           return false;
         differ.insert(here);
       }
@@ -236,27 +263,58 @@ struct OutlineFragmentsPass
                        SymbolTable &symbols, StringRef name, Program &program) {
     FragmentOp first = program.fragments.front();
     MLIRContext *ctx = entry.getContext();
-    // Each fragment's values of the lifted constants, before bodies move.
+    // Each fragment's values of the lifted constants (a slice's start: one
+    // i32 scalar per dimension, what JAX passes without x64), before bodies
+    // move.
+    auto indexType = RankedTensorType::get({}, IntegerType::get(ctx, 32));
     SmallVector<ArrayAttr> constantArgs;
     for (FragmentOp fragment : program.fragments) {
       if (program.lifted.empty())
         break;
       SmallVector<Operation *> ops = opsInOrder(fragment);
       SmallVector<Attribute> values;
-      for (unsigned position : program.lifted)
+      for (unsigned position : program.lifted) {
+        if (auto slice = dyn_cast<stablehlo::SliceOp>(ops[position])) {
+          for (int64_t start : slice.getStartIndices())
+            values.push_back(DenseElementsAttr::get(
+                indexType, APInt(32, static_cast<uint64_t>(start))));
+          continue;
+        }
         values.push_back(ops[position]->getAttr("value"));
+      }
       constantArgs.push_back(ArrayAttr::get(ctx, values));
     }
-    // In the program, the lifted constants are trailing arguments.
+    // In the program, the lifted constants are trailing arguments; a lifted
+    // slice becomes a dynamic_slice starting at its arguments.
     Block &body = first.getRegion().front();
     if (!program.lifted.empty()) {
       SmallVector<Operation *> ops = opsInOrder(first);
       for (unsigned position : program.lifted) {
-        Operation *constant = ops[position];
-        BlockArgument arg = body.addArgument(
-            constant->getResult(0).getType(), constant->getLoc());
-        constant->getResult(0).replaceAllUsesWith(arg);
-        constant->erase();
+        Operation *op = ops[position];
+        if (auto slice = dyn_cast<stablehlo::SliceOp>(op)) {
+          SmallVector<Value> operands{slice.getOperand()};
+          SmallVector<int64_t> sizes;
+          for (auto [start, limit] :
+               llvm::zip(slice.getStartIndices(), slice.getLimitIndices())) {
+            operands.push_back(body.addArgument(indexType, op->getLoc()));
+            sizes.push_back(limit - start);
+          }
+          OpBuilder at(op);
+          OperationState state(op->getLoc(), "stablehlo.dynamic_slice");
+          state.addOperands(operands);
+          state.addTypes(slice.getResult().getType());
+          // As JAX prints it: the sizes in the op's properties.
+          state.propertiesAttr = at.getDictionaryAttr(at.getNamedAttr(
+              "slice_sizes", at.getDenseI64ArrayAttr(sizes)));
+          Operation *dynamic = at.create(state);
+          slice.getResult().replaceAllUsesWith(dynamic->getResult(0));
+          slice->erase();
+          continue;
+        }
+        BlockArgument arg =
+            body.addArgument(op->getResult(0).getType(), op->getLoc());
+        op->getResult(0).replaceAllUsesWith(arg);
+        op->erase();
       }
     }
     auto type = FunctionType::get(

@@ -1,17 +1,16 @@
 """Microbatches: `mpmd.call`, `mpmd.fori_loop`, `mpmd.scan_microbatches`.
 
 A pipeline schedule interleaves the microbatches of a step, so the compiler
-has to know which microbatch each named computation belongs to. The front
-end records it as the *call counter*: every named computation traced inside
-`mpmd.call(fn, call_counter=i)` carries `i`, lowered (under
-`emit_named_computations()`, i.e. by `mpmd.jit`) as the discardable
-attribute `call_counter = i : ui32` of its `mpmd.named_computation`:
-
-    "mpmd.named_computation"(%x) <{origin = #mpmd.user_origin<"layer1">}>
-        ({...}) {call_counter = 3 : ui32}
-
-The fragments the compiler makes of it keep the attribute, and
-`Lowered.mesh_order()` labels them `layer1#3`.
+has to know which microbatch each named computation belongs to: its *call
+counter*. Under `mpmd.jit` a loop's body is traced once and reaches the
+compiler as `mpmd.for` or as `mpmd.call`s of one function, each call with
+its counter (`{call_counter = i : ui32}`); the compiler unrolls the loop and
+gives every named computation of iteration `i` the counter `i`
+(docs/loops.md). Elsewhere (plain `jax.jit`, eager, or a transformation
+through the loop) the loop is unrolled at trace time and each named
+computation records the counter of the `mpmd.call` it is traced in. The
+fragments the compiler makes keep the counter, and `Lowered.mesh_order()`
+labels them `layer1#3`.
 
 Gradient accumulation over `m` microbatches, the typical use::
 
@@ -130,12 +129,14 @@ def fori_loop(lower: int, upper: int, body: Callable[[int, C], C],
               init: C) -> C:
     """`jax.lax.fori_loop` whose iterations are microbatches.
 
-    The loop is unrolled at trace time: iteration `i` runs
-    `mpmd.call(body, call_counter=i - lower)(i, carry)`, so microbatch
-    counters start at 0 whatever `lower` is. `i` is passed as a Python int,
-    so `xs[i]` is a static slice and Python control flow on `i` works.
-    `lower` and `upper` must be static ints (`InvalidLoopBoundsError`
-    otherwise); when `upper <= lower`, `init` is returned unchanged.
+    Iteration `i` is microbatch `i - lower` (counters start at 0 whatever
+    `lower` is). Under `mpmd.jit` the body is traced once, with `i` a traced
+    int32, and reaches the compiler as `mpmd.for` (docs/loops.md); a body
+    that needs `i` as a Python value is unrolled instead, with an
+    `UnrolledLoopWarning`. Under plain `jax.jit` and eagerly the loop is
+    unrolled at trace time with `i` a Python int. `lower` and `upper` must
+    be static ints (`InvalidLoopBoundsError` otherwise); when
+    `upper <= lower`, `init` is returned unchanged.
     """
     lo = _static_int(lower, "fori_loop lower bound")
     hi = _static_int(upper, "fori_loop upper bound")
@@ -183,11 +184,12 @@ def scan_microbatches(fn: Callable[[C, Any], tuple[C, Any]], init: C,
     """`jax.lax.scan` (same argument order) whose iterations are
     microbatches.
 
-    Unrolled at trace time: with `x_i` the i-th slice of every leaf of
-    `xs` along its leading axis, iteration `i` runs
-    `mpmd.call(fn, call_counter=i)(carry, x_i)` and returns
+    With `x_i` the i-th slice of every leaf of `xs` along its leading axis,
+    iteration `i` (microbatch `i`) runs `fn(carry, x_i)` and returns
     `(carry, y_i)`; the result is the final carry and the `y_i` stacked
-    along a new leading axis (`None` when `fn` returns `None` for y).
+    along a new leading axis (`None` when `fn` returns `None` for y). Under
+    `mpmd.jit` the body is traced once, like `fori_loop`'s; otherwise the
+    loop is unrolled at trace time.
     The number of iterations is the leading dimension of the leaves of `xs`
     (all equal), or `length` when `xs` is None.
     """

@@ -1,8 +1,8 @@
 // Fragments that differ only in small constants (a microbatch's index)
 // share one program; the constants become its trailing arguments and each
 // call passes its own. A large constant that differs keeps programs apart.
-// RUN: mpmd-opt %s -mpmd-outline-fragments | FileCheck %s
-// RUN: mpmd-opt %s -mpmd-outline-fragments -mpmd-print-execution-plan -o /dev/null | FileCheck %s --check-prefix=PLAN
+// RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments | FileCheck %s
+// RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments -mpmd-print-execution-plan -o /dev/null | FileCheck %s --check-prefix=PLAN
 
 !t = tensor<4x8xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
@@ -56,4 +56,31 @@ func.func @main(%arg0: !m1) -> (!r, !r, !m1, !m1)
     mpmd.return %a : !t
   } : (!m1) -> !m1
   func.return %0, %1, %2, %3 : !r, !r, !m1, !m1
+}
+
+// -----
+
+// Static slices that differ only where they start (xs[i] with a Python int)
+// also share a program: the slice becomes a dynamic_slice whose start
+// indices are arguments (one i32 per dimension).
+// RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments | FileCheck %s --check-prefix=SLICE
+// SLICE-LABEL: func.func @slices
+// SLICE: @p0_f_fwd_calls0to1(%arg0) {call_counter = 0 : ui32, mpmd.constant_args = [dense<0> : tensor<i32>, dense<0> : tensor<i32>]}
+// SLICE: @p0_f_fwd_calls0to1(%arg0) {call_counter = 1 : ui32, mpmd.constant_args = [dense<1> : tensor<i32>, dense<0> : tensor<i32>]}
+// SLICE: func.func private @p0_f_fwd_calls0to1(%arg0: tensor<4x8xf32>, %arg1: tensor<i32>, %arg2: tensor<i32>) -> tensor<1x8xf32>
+// SLICE-NEXT: "stablehlo.dynamic_slice"(%arg0, %arg1, %arg2) <{slice_sizes = array<i64: 1, 8>}>
+!t2 = tensor<4x8xf32>
+!n1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
+!s1 = !mpmd.mesh_tensor<"m1", tensor<1x8xf32>>
+func.func @slices(%arg0: !n1) -> (!s1, !s1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 0 : ui32} (%x: !t2) {
+    %s = stablehlo.slice %x [0:1, 0:8] : (!t2) -> tensor<1x8xf32>
+    mpmd.return %s : tensor<1x8xf32>
+  } : (!n1) -> !s1
+  %1 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 1 : ui32} (%x: !t2) {
+    %s = stablehlo.slice %x [1:2, 0:8] : (!t2) -> tensor<1x8xf32>
+    mpmd.return %s : tensor<1x8xf32>
+  } : (!n1) -> !s1
+  func.return %0, %1 : !s1, !s1
 }
