@@ -141,6 +141,25 @@ bool isMovingIdentity(Operation &op) {
          op.getOperand(0).getType() == op.getResult(0).getType();
 }
 
+/// A constant that each nameless op reading it gets a copy of, inside its
+/// own fragment, rather than reading it as a fragment operand: unrolled
+/// loops repeat the body's constants once per iteration, and a fragment per
+/// constant and mesh would only be merged back into its users afterwards.
+bool isAbsorbedConstant(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumOperands() != 0 || def->getNumRegions() != 0 ||
+      def->getNumResults() != 1 || !isNameless(*def))
+    return false;
+  const stablehlo::OpInfo *info =
+      stablehlo::lookupOpInfo(def->getName().getStringRef());
+  return info && info->isConstantLike && info->isPure;
+}
+
+/// Whether `user` takes a copy of an absorbed constant instead of reading it.
+bool absorbsConstants(Operation &user) {
+  return isNameless(user) && !isMovingIdentity(user);
+}
+
 /// Values `op` reads that are defined outside it, in a stable order.
 SmallVector<Value> externalInputs(Operation *op) {
   llvm::SetVector<Value> inputs;
@@ -376,8 +395,11 @@ private:
       return wanted.empty() ? MeshSet::none(numMeshes())
                             : singleton(home(value));
     }
-    if (isNameless(*user))
+    if (isNameless(*user)) {
+      if (isAbsorbedConstant(value) && absorbsConstants(*user))
+        return MeshSet::none(numMeshes());
       return placementOf(user);
+    }
     return MeshSet::none(numMeshes());
   }
 
@@ -590,7 +612,14 @@ private:
     MeshSet meshes = placementOf(&op);
     if (meshes.empty())
       return success(); // dead: erased with the other nameless ops
-    SmallVector<Value> inputs = externalInputs(&op);
+    SmallVector<Value> inputs;
+    SmallVector<Operation *> constants;
+    for (Value input : externalInputs(&op)) {
+      if (absorbsConstants(op) && isAbsorbedConstant(input))
+        constants.push_back(input.getDefiningOp());
+      else
+        inputs.push_back(input);
+    }
     OpBuilder builder(&op);
     for (unsigned mesh : meshes.bits.set_bits()) {
       SmallVector<Value> meshInputs;
@@ -611,6 +640,8 @@ private:
       IRMapping mapping;
       mapping.map(inputs, body.getArguments());
       OpBuilder inner = OpBuilder::atBlockEnd(&body);
+      for (Operation *constant : constants)
+        inner.clone(*constant, mapping);
       Operation *clone = inner.clone(op, mapping);
       ReturnOp::create(inner, op.getLoc(), clone->getResults());
       for (auto [result, meshResult] :

@@ -5,7 +5,8 @@
 !m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
 
 // Nameless ops go where they are used: the multiply feeds only mesh m1's
-// output, the constant both meshes (cloned into each).
+// output, the constant both meshes: the multiply takes a copy of it in its
+// own fragment, and m2's output gets a fragment of its own.
 // CHECK-LABEL: func.func @clone_into_use_set
 // CHECK-SAME: (%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> (!mpmd.mesh_tensor<"m1", tensor<4xf32>>, !mpmd.mesh_tensor<"m2", tensor<4xf32>>)
 func.func @clone_into_use_set(%arg0: !m1) -> (!m1, !m2)
@@ -14,13 +15,13 @@ func.func @clone_into_use_set(%arg0: !m1) -> (!m1, !m2)
     mpmd.return %x : !t
   } : (!m1) -> !m1
   %1 = mpmd.unassign %0 : (!m1) -> !t
-  // CHECK: %[[C1:.*]] = mpmd.fragment<mesh="m1", origin=[]> () () {
-  // CHECK-NEXT: stablehlo.constant dense<2.000000e+00>
+  // CHECK-NOT: mpmd.fragment<mesh="m1", origin=[]> () ()
   // CHECK: %[[C2:.*]] = mpmd.fragment<mesh="m2", origin=[]> () () {
   // CHECK-NEXT: stablehlo.constant dense<2.000000e+00>
   %c = stablehlo.constant dense<2.0> : !t
-  // CHECK: %[[M:.*]] = mpmd.fragment<mesh="m1", origin=[]> (%[[F:.*]], %[[C1]])
-  // CHECK-NEXT: stablehlo.multiply
+  // CHECK: %[[M:.*]] = mpmd.fragment<mesh="m1", origin=[]> (%[[F:.*]]) (%{{.*}}: tensor<4xf32>)
+  // CHECK-NEXT: %[[K:.*]] = stablehlo.constant dense<2.000000e+00>
+  // CHECK-NEXT: stablehlo.multiply %{{.*}}, %[[K]]
   %2 = stablehlo.multiply %1, %c : !t
   %3 = mpmd.assign %2 : (!t) -> !m1
   %4 = mpmd.assign %c : (!t) -> !m2
@@ -197,14 +198,14 @@ func.func @loop(%arg0: tensor<4xf32>) -> tensor<4xf32>
 
 // Ops nobody uses: one the op catalog knows to be pure (a reduce_window JAX
 // left behind, chlo.square) goes away with its inputs; an op of a dialect
-// nobody knows stays, where its inputs are, with what it reads.
+// nobody knows stays, where its inputs are, with what it reads (a copy of
+// the constant).
 // CHECK-LABEL: func.func @unused_ops
 // CHECK-NOT: stablehlo.reduce_window
 // CHECK-NOT: chlo.square
-// CHECK: %[[C:.*]] = mpmd.fragment<mesh="m1", origin=[]> () () {
-// CHECK-NEXT: stablehlo.constant dense<1.000000e+00>
-// CHECK: mpmd.fragment<mesh="m1", origin=[]> (%{{.*}}, %[[C]])
-// CHECK-NEXT: "mystery.effect"
+// CHECK: mpmd.fragment<mesh="m1", origin=[]> (%{{.*}}) (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[C:.*]] = stablehlo.constant dense<1.000000e+00>
+// CHECK-NEXT: "mystery.effect"(%[[X]], %[[C]])
 // CHECK-NOT: stablehlo.reduce_window
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
