@@ -16,6 +16,7 @@ void mlir::mpmd::addImportPipeline(OpPassManager &pm,
   // microbatch.
   pm.addPass(createInlineCallsPass());
   pm.addPass(createUnrollLoopsPass());
+  pm.addPass(createFoldConstantIndicesPass());
   MapNamedOpsToMeshesPassOptions namedOptions;
   namedOptions.assignment.assign(options.assignment.begin(),
                                  options.assignment.end());

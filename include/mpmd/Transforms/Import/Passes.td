@@ -23,6 +23,22 @@ def UnrollLoopsPass : Pass<"mpmd-unroll-loops", "ModuleOp"> {
   let dependentDialects = ["::mlir::stablehlo::StableHloDialect"];
 }
 
+def FoldConstantIndicesPass : Pass<"mpmd-fold-constant-indices", "ModuleOp"> {
+  let summary = "Evaluates index arithmetic on constants; dynamic slices at known starts become static slices";
+  let description = [{
+    After unrolling, a loop index is a constant, and so is the scalar
+    integer arithmetic JAX wraps around it (conversion, negative-index
+    wrap-around, clamping). This pass evaluates rank-0 integer `add`,
+    `subtract`, `multiply`, `and`, `or`, `xor`, `maximum`, `minimum`,
+    `negate`, `not`, `convert`, `compare`, `select` and `clamp` of
+    constants, and rewrites `stablehlo.dynamic_slice` whose start indices
+    are all constants into `stablehlo.slice` (starts clamped as
+    dynamic_slice clamps them): `xs[i]` becomes one static slice per
+    iteration.
+  }];
+  let dependentDialects = ["::mlir::stablehlo::StableHloDialect"];
+}
+
 def InlineCallsPass : Pass<"mpmd-inline-calls", "ModuleOp"> {
   let summary = "Inlines func.call ops of functions that carry a topology";
   let description = [{
