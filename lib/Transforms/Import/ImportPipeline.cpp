@@ -5,7 +5,6 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::mpmd;
@@ -34,8 +33,10 @@ void mlir::mpmd::addImportPipeline(OpPassManager &pm,
   inferOptions.inferCrossMeshReductions = options.inferCrossMeshReductions;
   pm.addPass(createInferMeshesPass(inferOptions));
   pm.addPass(createMergeInferredFragmentsPass());
+  // No CSE: the program-level duplicates it found (transfers of one value
+  // to one mesh) are not made any more, and fragment bodies are XLA's to
+  // optimize; on unrolled programs it cost as much as mesh inference.
   pm.addPass(createCleanupPass());
-  pm.addPass(createCSEPass());
   pm.addPass(createVerifyImportPass());
 }
 

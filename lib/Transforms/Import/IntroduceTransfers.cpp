@@ -26,6 +26,10 @@ struct IntroduceTransfersPass
     for (func::FuncOp func : *entries) {
       SmallVector<AssignOp> assigns;
       func.walk([&](AssignOp op) { assigns.push_back(op); });
+      // One transfer per value and destination: a value read by several
+      // fragments of another mesh (an activation read by the forward and
+      // the backward of the next stage) moves once.
+      llvm::DenseMap<std::pair<Value, Type>, TransferOp> transfers;
       for (AssignOp assign : assigns) {
         auto unassign = assign.getTensor().getDefiningOp<UnassignOp>();
         // Only values coming straight out of a named computation: inputs and
@@ -35,9 +39,15 @@ struct IntroduceTransfersPass
         Value source = unassign.getTensor();
         Value replacement = source;
         if (source.getType() != assign.getType()) {
-          OpBuilder builder(assign);
-          replacement = TransferOp::create(builder, assign.getLoc(),
-                                           assign.getType(), source);
+          TransferOp &transfer = transfers[{source, assign.getType()}];
+          // Assigns are visited in order: an earlier transfer in the same
+          // block dominates this use.
+          if (!transfer || transfer->getBlock() != assign->getBlock()) {
+            OpBuilder builder(assign);
+            transfer = TransferOp::create(builder, assign.getLoc(),
+                                          assign.getType(), source);
+          }
+          replacement = transfer;
         }
         assign.replaceAllUsesWith(replacement);
         assign.erase();

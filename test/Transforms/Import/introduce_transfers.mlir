@@ -25,3 +25,20 @@ func.func @main(%arg0: !m1, %arg1: !t) -> (!m2, !m1, !m2, !m2)
   // CHECK: return %[[T]], %[[F]]
   func.return %2, %3, %5, %6 : !m2, !m1, !m2, !m2
 }
+
+// A value read twice on another mesh (the forward and the backward of the
+// next stage) moves once.
+// CHECK-LABEL: func.func @read_twice
+func.func @read_twice(%arg0: !m1) -> (!m2, !m2)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.unassign %0 : (!m1) -> !t
+  // CHECK: %[[T:.*]] = mpmd.transfer
+  // CHECK-NOT: mpmd.transfer
+  // CHECK: return %[[T]], %[[T]]
+  %2 = mpmd.assign %1 : (!t) -> !m2
+  %3 = mpmd.assign %1 : (!t) -> !m2
+  func.return %2, %3 : !m2, !m2
+}
