@@ -27,10 +27,10 @@ from jax.sharding import Mesh, NamedSharding
 from mpmd.compiler import compile_to_plan
 from mpmd.config import ConfigError, MpmdConfig
 from mpmd.errors import CompilerError, MpmdError
+from mpmd.runtime import processes
 from mpmd.runtime.executor import PlanExecutor, sharding_for
 from mpmd.runtime.plan import ExecutionPlan, format_layout
 from mpmd.runtime.trace import Trace, TraceRecorder
-from mpmd.runtime.transfer import transfer
 from mpmd.shardings import (ShardingError, add_entry_shardings, flat_prefix,
                             input_placements, output_placements)
 
@@ -219,6 +219,8 @@ class Lowered:
         self.static_argnums = static_argnums
         # The pytree path of each flat argument, `params['w1']` style.
         self.argument_paths: list[str] = []
+        # The Python function's name, for messages.
+        self.function_name = plan.function
         # Seconds spent per phase: "trace" (JAX traces and lowers),
         # "partition" (the mpmd compiler), "plan" (reading the plan);
         # Compiled.timings adds "compile" (XLA, every program).
@@ -277,7 +279,13 @@ class Lowered:
 
     def compile(self) -> "Compiled":
         start = time.perf_counter()
-        executor = PlanExecutor.compile(self.plan, dict(self.config.topology))
+        topology = dict(self.config.topology)
+        # In a multi-controller job, every process must run this same plan
+        # (else they wait on each other's transfers forever).
+        processes.agree_on_plan(
+            processes.plan_fingerprint(self._mpmd_text, topology),
+            f"function {self.function_name!r}")
+        executor = PlanExecutor.compile(self.plan, topology)
         compiled = Compiled(self, executor)
         compiled.timings = dict(self.timings,
                                 compile=time.perf_counter() - start)
@@ -347,7 +355,7 @@ class Compiled:
                 placed.append(value)  # already on its mesh: no copy
             elif isinstance(value, jax.Array) and value._committed:
                 # Device to device, resharding on device where needed.
-                placed.append(transfer(value, sharding))
+                placed.append(self.executor.move(value, sharding))
             else:
                 placed.append(jax.device_put(value, sharding))  # host data
         return placed
@@ -481,6 +489,8 @@ class MpmdFunction:
         lowered_mpmd = Lowered(self.config, mpmd_text, plan, in_tree,
                                out_tree, text, static)
         lowered_mpmd.argument_paths = paths
+        lowered_mpmd.function_name = getattr(self.fn, "__name__",
+                                             plan.function)
         lowered_mpmd.timings = {"trace": traced - start,
                                 "partition": partitioned - traced,
                                 "plan": time.perf_counter() - partitioned}

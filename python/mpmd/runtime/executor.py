@@ -5,6 +5,12 @@ asynchronously (like `jax.jit`), so the meshes run concurrently while Python
 walks the plan; transfers are device-to-device copies into the target mesh;
 each value is dropped at its last use so its buffers are freed (or donated,
 where the plan says so).
+
+In a multi-controller job (`jax.process_count() > 1`) every process walks
+the same plan: it compiles and calls the programs of the meshes it holds
+devices for, skips the others, and takes part in the transfers that touch
+its devices (`mpmd.runtime.processes`). Results on meshes it holds no device
+of are global arrays without addressable shards, as in `jax.jit`.
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
-from mpmd.runtime.plan import CallStep, ExecutionPlan, Layout, TensorSpec
+from mpmd.runtime import processes
+from mpmd.runtime.plan import (CallStep, ExecutionPlan, Layout, TensorSpec,
+                               TransferStep)
 from mpmd.runtime.program import MeshProgram, transfer
 from mpmd.runtime.trace import StepRecorder
 
@@ -52,13 +60,24 @@ class PlanExecutor:
     programs: dict[str, MeshProgram]
     # Per step index, the constant arguments of the call, on its mesh.
     constants: dict[int, list[jax.Array]] = field(default_factory=dict)
+    # Multi-controller only: the meshes this process holds devices for, and
+    # per transfer step whose meshes are not all this process's, the
+    # source value's sharding.
+    held: frozenset[str] | None = None
+    remote_transfers: dict[int, NamedSharding] = field(default_factory=dict)
 
     @classmethod
     def compile(cls, plan: ExecutionPlan,
                 meshes: dict[str, Mesh]) -> "PlanExecutor":
+        held = None
+        if processes.is_multiprocess():
+            held = frozenset(name for name, mesh in meshes.items()
+                             if processes.holds(mesh))
         programs = {}
         for name, spec in plan.programs.items():
             mesh = meshes[spec.mesh]
+            if held is not None and spec.mesh not in held:
+                continue  # another process's mesh
             programs[name] = MeshProgram.compile(
                 spec.module, mesh, name=name,
                 in_shardings=[NamedSharding(mesh, partition_spec(layout))
@@ -72,6 +91,8 @@ class PlanExecutor:
         for index, step in enumerate(plan.steps):
             if not isinstance(step, CallStep) or not step.constants:
                 continue
+            if held is not None and step.mesh not in held:
+                continue
             arrays = []
             for value in step.constants:
                 key = (step.mesh, value.dtype.str, value.shape, value.tobytes())
@@ -80,7 +101,24 @@ class PlanExecutor:
                         meshes[step.mesh], PartitionSpec()))
                 arrays.append(placed[key])
             constants[index] = arrays
-        return cls(plan, meshes, programs, constants)
+        remote = _remote_transfers(plan, meshes) if held is not None else {}
+        return cls(plan, meshes, programs, constants, held, remote)
+
+    def move(self, x: jax.Array, target: NamedSharding) -> jax.Array:
+        """`x` (a global array) laid out as `target`, on every process."""
+        if self.held is None:
+            return transfer(x, target)
+        devices = (*x.sharding.device_set, *target.device_set)
+        if processes.fully_addressable(devices):
+            return transfer(x, target)
+        me = jax.process_index()
+        if not any(d.process_index == me for d in devices):
+            return processes.empty_array(x.shape, x.dtype, target)
+        moved = processes.cross_process_transfer(
+            x if x.addressable_shards else None, x.sharding, target,
+            x.shape, x.dtype)
+        return (moved if moved is not None
+                else processes.empty_array(x.shape, x.dtype, target))
 
     def input_shardings(self) -> list[NamedSharding]:
         return [sharding_for(spec, self.meshes) for spec in self.plan.inputs]
@@ -91,6 +129,8 @@ class PlanExecutor:
     def run(self, inputs: Sequence[jax.Array],
             recorder: "StepRecorder | None" = None) -> list[jax.Array]:
         """Runs the plan on inputs already placed on their meshes."""
+        if self.held is not None:
+            return self._run_held(inputs, recorder)
         env: dict[int, jax.Array] = dict(enumerate(inputs))
         constants = self.constants
         for index, step in enumerate(self.plan.steps):
@@ -122,4 +162,102 @@ class PlanExecutor:
             for value in step.free:
                 env.pop(value, None)
         return [env[value] for value in self.plan.output_values]
+
+    def _run_held(self, inputs: Sequence[jax.Array],
+                  recorder: "StepRecorder | None") -> list[jax.Array]:
+        """`run` as one process of several: the steps of the meshes this
+        process holds devices for, and its part of the transfers."""
+        try:
+            return self._run_held_steps(inputs, recorder)
+        except Exception as error:
+            # The other processes would wait for this one's transfers.
+            processes.report_failure(f"{type(error).__name__}: {error}")
+            raise
+
+    def _run_held_steps(self, inputs: Sequence[jax.Array],
+                        recorder: "StepRecorder | None") -> list[jax.Array]:
+        held = self.held
+        env: dict[int, jax.Array] = dict(enumerate(inputs))
+        for index, step in enumerate(self.plan.steps):
+            if isinstance(step, CallStep):
+                if step.mesh in held:
+                    args = [env[value] for value in step.inputs]
+                    args.extend(self.constants.get(index, ()))
+                    if recorder:
+                        recorder.before(step)
+                    try:
+                        results = self.programs[step.program](*args)
+                    except MpmdError:
+                        raise
+                    except Exception as error:  # noqa: BLE001
+                        raise ProgramExecutionError(
+                            f"program {step.program} on mesh {step.mesh!r} "
+                            f"(origins: {', '.join(step.origins) or 'inferred'})"
+                            f" failed on process {jax.process_index()}: "
+                            f"{error}") from error
+                    if recorder:
+                        recorder.after(step, results)
+                    env.update(zip(step.outputs, results))
+            elif step.source in held or step.target in held:
+                target = sharding_for(step.type, self.meshes)
+                if recorder:
+                    recorder.before(step)
+                source = self.remote_transfers.get(index)
+                if source is None:
+                    moved = transfer(env[step.input], target)
+                else:
+                    moved = processes.cross_process_transfer(
+                        env.get(step.input), source, target, step.type.shape,
+                        step.type.dtype)
+                if moved is not None:
+                    env[step.output] = moved
+                if recorder and moved is not None:
+                    recorder.after(step, [moved])
+            for value in step.free:
+                env.pop(value, None)
+        results = []
+        for value, spec in zip(self.plan.output_values, self.plan.outputs):
+            array = env.get(value)
+            if array is None:  # on another process's mesh
+                array = processes.empty_array(
+                    spec.shape, spec.dtype, sharding_for(spec, self.meshes))
+            results.append(array)
+        return results
+
+
+def _remote_transfers(plan: ExecutionPlan,
+                      meshes: dict[str, Mesh]) -> dict[int, NamedSharding]:
+    """Per transfer step between meshes whose devices are not all this
+    process's: the source value's sharding (a process holding only the
+    target has no array to read it from)."""
+    shardings: dict[int, NamedSharding] = {
+        value: sharding_for(spec, meshes)
+        for value, spec in enumerate(plan.inputs)}
+    remote: dict[int, NamedSharding] = {}
+    for index, step in enumerate(plan.steps):
+        if isinstance(step, CallStep):
+            program = plan.programs[step.program]
+            mesh = meshes[step.mesh]
+            for position, value in enumerate(step.outputs):
+                layout = (program.out_shardings[position]
+                          if program.out_shardings else None)
+                shardings[value] = NamedSharding(mesh, partition_spec(layout))
+            continue
+        assert isinstance(step, TransferStep)
+        target = sharding_for(step.type, meshes)
+        shardings[step.output] = target
+        devices = (*meshes[step.source].devices.flat,
+                   *meshes[step.target].devices.flat)
+        if not processes.fully_addressable(devices):
+            source = shardings[step.input]
+            if len(source.device_set) != meshes[step.target].size:
+                raise processes.ProcessError(
+                    f"not supported yet: the transfer of value {step.input} "
+                    f"from mesh {step.source!r} ({len(source.device_set)} "
+                    f"devices) to mesh {step.target!r} "
+                    f"({meshes[step.target].size} devices) crosses processes"
+                    " between meshes of different sizes; give the two "
+                    "meshes as many devices")
+            remote[index] = source
+    return remote
 
