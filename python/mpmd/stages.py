@@ -14,6 +14,7 @@ program and mesh; calling runs the plan on jax.Arrays.
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import time
 import warnings
@@ -319,14 +320,22 @@ class Compiled:
     def run_traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Trace]:
         """Runs like calling, and returns the results with a `Trace` of the
         run. Every step is waited for to time it, so the meshes do not
-        overlap: a traced run is slower than an untraced one."""
+        overlap: a traced run is slower than an untraced one. In a
+        multi-process job every process records its own steps from a common
+        start (a barrier), and each returns the merged trace of all."""
         args = self._dynamic(args)
         placed = jax.block_until_ready(self._place_inputs(args, kwargs))
         recorder = TraceRecorder.for_plan(self.plan)
+        processes.barrier("trace")
         recorder.start()
         results = jax.block_until_ready(
             self.executor.run(placed, recorder=recorder))
         trace = recorder.finish()
+        if processes.is_multiprocess():
+            trace = Trace.merge([
+                Trace.from_dict(json.loads(text)) for text in
+                processes.all_gather_text("trace",
+                                          json.dumps(trace.to_dict()))])
         return (jax.tree_util.tree_unflatten(self.lowered.out_tree, results),
                 trace)
 

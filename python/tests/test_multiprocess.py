@@ -7,6 +7,7 @@ one process, a process killed mid-step."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -40,10 +41,25 @@ def passed(result: subprocess.CompletedProcess, processes: int) -> None:
         assert int(re.search(r"(\d+) shards", line).group(1)) > 0
 
 
-def test_two_processes_two_meshes_each():
+def test_two_processes_two_meshes_each(tmp_path):
     # m1, m2 on process 0 and m3, m4 on process 1: transfers within a
     # process (m1 -> m2) and across (m2 -> m3, and back for the backward).
-    passed(launch(2, 4, "blocks"), 2)
+    path = tmp_path / "trace.json"
+    passed(launch(2, 4, "blocks", "--trace", str(path)), 2)
+    # A fourth, traced step: one Perfetto file with every process's steps.
+    events = json.loads(path.read_text())["traceEvents"]
+    threads = {e["tid"]: e["args"]["name"] for e in events
+               if e.get("name") == "thread_name"}
+    slices = [e for e in events if e.get("ph") == "X"]
+    meshes = {threads[e["tid"]] for e in slices if e["cat"] != "transfer"}
+    assert meshes == {"m1", "m2", "m3", "m4"}
+    moves = {(e["args"]["source"], e["args"]["target"]) for e in slices
+             if e["cat"] == "transfer"}
+    assert {("m1", "m2"), ("m2", "m3"), ("m3", "m2")} <= moves
+    # Per mesh, 4 forwards and 4 backwards of each of its stages' calls.
+    backward = [e for e in slices if threads[e["tid"]] == "m3"
+                and e["cat"] == "backward"]
+    assert len(backward) == 4
 
 
 def test_four_processes_one_mesh_each():

@@ -4,6 +4,7 @@ steps with a fake clock."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -318,3 +319,30 @@ def test_write_to_a_missing_directory_is_an_error(tmp_path):
         trace.write_svg(tmp_path / "missing" / "t.svg")
     with pytest.raises(TraceError, match="no call labelled"):
         trace.call("layer0")
+
+
+def test_traces_of_processes_merge_into_one(mlp):
+    """What each process of a multi-process run records goes through
+    to_dict/from_dict, and the merge keeps one event per call and per
+    transfer, from the earliest start to the latest end."""
+    trace = mlp[3]
+    again = Trace.from_dict(json.loads(json.dumps(trace.to_dict())))
+    assert again == trace
+    # Process 0 recorded m1, m2 and the m2 -> m3 transfers' sending side;
+    # process 1 m3, m4 and their receiving side, 5 us later.
+    first = Trace(trace.meshes, [c for c in trace.calls
+                                 if c.mesh in ("m1", "m2")],
+                  list(trace.transfers), trace.total_us)
+    late = [dataclasses.replace(t, start_us=t.start_us + 5,
+                                end_us=t.end_us + 5)
+            for t in trace.transfers]
+    second = Trace(trace.meshes, [c for c in trace.calls
+                                  if c.mesh in ("m3", "m4")],
+                   late, trace.total_us + 5)
+    merged = Trace.merge([first, second])
+    assert merged.mesh_order() == trace.mesh_order()
+    assert len(merged.transfers) == len(trace.transfers)
+    for event, original in zip(merged.transfers, trace.transfers):
+        assert event.start_us == original.start_us
+        assert event.end_us == original.end_us + 5
+    assert merged.total_us == trace.total_us + 5

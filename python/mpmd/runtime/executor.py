@@ -132,26 +132,9 @@ class PlanExecutor:
         if self.held is not None:
             return self._run_held(inputs, recorder)
         env: dict[int, jax.Array] = dict(enumerate(inputs))
-        constants = self.constants
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
-                args = [env[value] for value in step.inputs]
-                if step.constants:
-                    args.extend(constants[index])
-                if recorder:
-                    recorder.before(step)
-                try:
-                    results = self.programs[step.program](*args)
-                except MpmdError:
-                    raise
-                except Exception as error:  # XLA reports as RuntimeError etc.
-                    raise ProgramExecutionError(
-                        f"program {step.program} on mesh {step.mesh!r} "
-                        f"(origins: {', '.join(step.origins) or 'inferred'}) "
-                        f"failed: {error}") from error
-                if recorder:
-                    recorder.after(step, results)
-                env.update(zip(step.outputs, results))
+                self._call(index, step, env, recorder)
             else:
                 target = sharding_for(step.type, self.meshes)
                 if recorder:
@@ -162,6 +145,28 @@ class PlanExecutor:
             for value in step.free:
                 env.pop(value, None)
         return [env[value] for value in self.plan.output_values]
+
+    def _call(self, index: int, step: CallStep, env: dict[int, jax.Array],
+              recorder: "StepRecorder | None") -> None:
+        args = [env[value] for value in step.inputs]
+        if step.constants:
+            args.extend(self.constants[index])
+        if recorder:
+            recorder.before(step)
+        try:
+            results = self.programs[step.program](*args)
+        except MpmdError:
+            raise
+        except Exception as error:  # XLA reports as RuntimeError etc.
+            where = (f" on process {jax.process_index()}"
+                     if self.held is not None else "")
+            raise ProgramExecutionError(
+                f"program {step.program} on mesh {step.mesh!r} "
+                f"(origins: {', '.join(step.origins) or 'inferred'}) "
+                f"failed{where}: {error}") from error
+        if recorder:
+            recorder.after(step, results)
+        env.update(zip(step.outputs, results))
 
     def _run_held(self, inputs: Sequence[jax.Array],
                   recorder: "StepRecorder | None") -> list[jax.Array]:
@@ -181,23 +186,7 @@ class PlanExecutor:
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
                 if step.mesh in held:
-                    args = [env[value] for value in step.inputs]
-                    args.extend(self.constants.get(index, ()))
-                    if recorder:
-                        recorder.before(step)
-                    try:
-                        results = self.programs[step.program](*args)
-                    except MpmdError:
-                        raise
-                    except Exception as error:  # noqa: BLE001
-                        raise ProgramExecutionError(
-                            f"program {step.program} on mesh {step.mesh!r} "
-                            f"(origins: {', '.join(step.origins) or 'inferred'})"
-                            f" failed on process {jax.process_index()}: "
-                            f"{error}") from error
-                    if recorder:
-                        recorder.after(step, results)
-                    env.update(zip(step.outputs, results))
+                    self._call(index, step, env, recorder)
             elif step.source in held or step.target in held:
                 target = sharding_for(step.type, self.meshes)
                 if recorder:
@@ -211,8 +200,9 @@ class PlanExecutor:
                         step.type.dtype)
                 if moved is not None:
                     env[step.output] = moved
-                if recorder and moved is not None:
-                    recorder.after(step, [moved])
+                if recorder:  # the sending side times its part
+                    recorder.after(step, [moved] if moved is not None
+                                   else [env[step.input]])
             for value in step.free:
                 env.pop(value, None)
         results = []

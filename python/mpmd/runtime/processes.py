@@ -30,10 +30,12 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
+from mpmd.runtime.transfer import _reshard, _same_layout as same_layout
 
 __all__ = ["ProcessError", "agree_on_plan", "cross_process_transfer",
            "empty_array", "fully_addressable", "holds", "is_multiprocess",
-           "plan_fingerprint", "report_failure", "watch_failures"]
+           "plan_fingerprint", "report_failure", "watch_failures",
+           "all_gather_text", "barrier"]
 
 
 class ProcessError(MpmdError):
@@ -127,17 +129,9 @@ def cross_process_transfer(x: jax.Array | None, source: NamedSharding,
 
 
 def _same_layout(a: Any, b: NamedSharding, ndim: int) -> bool:
-    if tuple(a._device_assignment) != tuple(b._device_assignment):
-        return False
-    try:
-        return a._to_xla_hlo_sharding(ndim) == b._to_xla_hlo_sharding(ndim)
-    except Exception:  # noqa: BLE001 - shardings without an HLO form
-        return False
-
-
-@functools.lru_cache(maxsize=256)
-def _reshard(target: NamedSharding) -> Any:
-    return jax.jit(lambda a: a, out_shardings=target)
+    """The same pieces on the same devices, in the same order."""
+    return (tuple(a._device_assignment) == tuple(b._device_assignment)
+            and same_layout(a, b, ndim))
 
 
 @functools.lru_cache(maxsize=256)
@@ -159,6 +153,7 @@ def _bridge(union: NamedSharding) -> Any:
 # --- Agreement between processes -------------------------------------------
 
 _compiles = itertools.count()
+_barriers = itertools.count()
 
 
 def plan_fingerprint(module_text: str, meshes: dict[str, Mesh]) -> str:
@@ -183,6 +178,26 @@ def _client() -> Any:
             " call jax.distributed.initialize (or "
             "mpmd.distributed.initialize) first")
     return client
+
+
+def barrier(name: str, timeout_s: float = 300.0) -> None:
+    """Waits until every process gets here (no-op in one process)."""
+    if is_multiprocess():
+        _client().wait_at_barrier(f"mpmd/{name}/{next(_barriers)}",
+                                  int(timeout_s * 1000))
+
+
+def all_gather_text(name: str, text: str,
+                    timeout_s: float = 300.0) -> list[str]:
+    """Every process's `text`, in process order, on every process."""
+    if not is_multiprocess():
+        return [text]
+    client = _client()
+    key = f"mpmd/{name}/{next(_barriers)}"
+    client.key_value_set(f"{key}/{jax.process_index()}", text)
+    return [client.blocking_key_value_get(f"{key}/{other}",
+                                          int(timeout_s * 1000))
+            for other in range(jax.process_count())]
 
 
 def agree_on_plan(fingerprint: str, what: str,

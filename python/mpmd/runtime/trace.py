@@ -14,6 +14,7 @@ an untraced run. Times are wall-clock microseconds since the run started.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -165,6 +166,51 @@ class Trace:
         """One line per mesh: `m1: layer0 layer1 layer1(1) layer0(1)`."""
         return "\n".join(f"{mesh}: {' '.join(labels)}".rstrip()
                          for mesh, labels in self.mesh_order().items())
+
+    # -- many processes
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (for sending between processes); `from_dict` inverts."""
+        return {"meshes": list(self.meshes), "total_us": self.total_us,
+                "calls": [dataclasses.asdict(c) for c in self.calls],
+                "transfers": [dataclasses.asdict(t) for t in self.transfers]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Trace":
+        def call(d: dict[str, Any]) -> CallEvent:
+            return CallEvent(**{**d, "origins": tuple(d["origins"]),
+                                "inputs": tuple(d["inputs"]),
+                                "outputs": tuple(d["outputs"])})
+
+        return cls(tuple(data["meshes"]), [call(c) for c in data["calls"]],
+                   [TransferEvent(**t) for t in data["transfers"]],
+                   data["total_us"])
+
+    @classmethod
+    def merge(cls, traces: Sequence["Trace"]) -> "Trace":
+        """One trace of a multi-process run from each process's own (clocks
+        started together). A call of a mesh spanning processes, and a
+        transfer between processes, is recorded by each process taking
+        part: they become one event from the earliest start to the latest
+        end."""
+        calls: dict[tuple, CallEvent] = {}
+        for event in (c for t in traces for c in t.calls):
+            key = (event.mesh, event.program, event.inputs, event.outputs)
+            seen = calls.get(key)
+            calls[key] = event if seen is None else dataclasses.replace(
+                seen, start_us=min(seen.start_us, event.start_us),
+                end_us=max(seen.end_us, event.end_us))
+        transfers: dict[tuple, TransferEvent] = {}
+        for event in (e for t in traces for e in t.transfers):
+            key = (event.input, event.output)
+            seen = transfers.get(key)
+            transfers[key] = event if seen is None else dataclasses.replace(
+                seen, start_us=min(seen.start_us, event.start_us),
+                end_us=max(seen.end_us, event.end_us))
+        meshes = traces[0].meshes if traces else ()
+        return cls(meshes, sorted(calls.values(), key=lambda c: c.start_us),
+                   sorted(transfers.values(), key=lambda e: e.start_us),
+                   max((t.total_us for t in traces), default=0.0))
 
     # -- Chrome trace event format
 

@@ -5,7 +5,7 @@ devices, and checks every shard this process holds against `jax.jit` on
 this process.
 
     train_step.py TOPOLOGY [--sharded] [--fail-process K] [--die-process K]
-                  [--mismatch-process K]
+                  [--mismatch-process K] [--trace FILE]
 
 TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
   blocks   mesh i is D[2i], D[2i+1] (with 2 processes of 4 devices, two
@@ -19,6 +19,8 @@ stage, across processes where the mesh spans them).
 --fail-process K makes a program raise on process K in the second step.
 --die-process K kills process K (SIGKILL) in the middle of the second step.
 --mismatch-process K compiles GPipe on process K, 1F1B on the others.
+--trace FILE: a fourth, traced step; process 0 writes the merged trace of
+all processes to FILE (Chrome JSON).
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def main() -> None:
     parser.add_argument("--fail-process", type=int, default=None)
     parser.add_argument("--die-process", type=int, default=None)
     parser.add_argument("--mismatch-process", type=int, default=None)
+    parser.add_argument("--trace", default=None)
     options = parser.parse_args()
 
     mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
@@ -137,6 +140,12 @@ def main() -> None:
         ref, ref_loss = reference(ref, tokens, targets)
         shards += check(mp, ref, f"params after step {number + 1}")
         shards += check(mp_loss, ref_loss, f"loss of step {number + 1}")
+    if options.trace:
+        (mp, mp_loss), trace = compiled.run_traced(mp, tokens, targets)
+        ref, ref_loss = reference(ref, tokens, targets)
+        shards += check(mp, ref, "params after the traced step")
+        if me == 0:
+            trace.write_chrome_json(options.trace)
     print(f"process {me}: {shards} shards equal jax.jit", flush=True)
 
 
