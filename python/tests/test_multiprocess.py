@@ -84,6 +84,28 @@ def test_plans_that_differ_between_processes_are_an_error_on_each():
             result.stdout), result.stdout[-4000:]
 
 
+def test_a_process_that_does_not_compile_is_named():
+    result = launch(2, 2, "mlp", "--skip-compile-process", "1", timeout=200)
+    assert result.returncode != 0
+    assert re.search(
+        r"\[0\] mpmd.runtime.processes.ProcessError: process 1 has not "
+        r"compiled function 'two_stage_mlp_step' \(compile #0 of this "
+        r"process\) within 5 s", result.stdout), result.stdout[-4000:]
+
+
+def test_meshes_of_different_sizes_across_processes_are_not_supported_yet():
+    # m1 = 2 devices of process 0, m2 = 1 device of process 0 and 3 of
+    # process 1.
+    result = launch(2, 3, "uneven", timeout=200)
+    assert result.returncode != 0
+    for process in (0, 1):
+        assert re.search(
+            rf"\[{process}\] mpmd.runtime.processes.ProcessError: not "
+            r"supported yet: the transfer of value \d+ from mesh 'm1' \(2 "
+            r"devices\) to mesh 'm2' \(4 devices\) crosses processes",
+            result.stdout), result.stdout[-4000:]
+
+
 def test_a_program_failing_on_one_process_stops_the_others():
     result = launch(2, 2, "mlp", "--fail-process", "1", timeout=200)
     assert result.returncode != 0
@@ -128,6 +150,16 @@ def test_launcher_reports_the_failed_process_and_its_code(tmp_path):
     for process in range(3):
         assert f"[{process}] hello from {process} ['a', 'b']" in result.stdout
     assert "mpmd.launch: process 2 exited with code 7" in result.stderr
+
+
+def test_launcher_stops_a_job_past_its_timeout(tmp_path):
+    script = tmp_path / "slow.py"
+    script.write_text("import time\ntime.sleep(600)\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mpmd.launch", "-n", "2", "--timeout", "2",
+         str(script)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 124
+    assert "mpmd.launch: the job ran past --timeout 2 s" in result.stderr
 
 
 def test_launcher_refuses_bad_arguments(tmp_path):

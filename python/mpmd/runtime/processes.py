@@ -153,6 +153,8 @@ def _bridge(union: NamedSharding) -> Any:
 # --- Agreement between processes -------------------------------------------
 
 _compiles = itertools.count()
+# How long a compile waits for the other processes to reach it.
+AGREE_TIMEOUT_S = 300.0
 _barriers = itertools.count()
 
 
@@ -201,7 +203,7 @@ def all_gather_text(name: str, text: str,
 
 
 def agree_on_plan(fingerprint: str, what: str,
-                  timeout_s: float = 300.0) -> None:
+                  timeout_s: float | None = None) -> None:
     """Checks through the coordination service that every process compiled
     the same plan (the n-th compile of each process is compared). Raises
     `ProcessError` on every process on a mismatch, or when a process does
@@ -210,6 +212,7 @@ def agree_on_plan(fingerprint: str, what: str,
         return
     client = _client()
     watch_failures()
+    timeout_s = AGREE_TIMEOUT_S if timeout_s is None else timeout_s
     count = next(_compiles)
     me, n = jax.process_index(), jax.process_count()
     client.key_value_set(f"mpmd/plan/{count}/{me}", fingerprint)

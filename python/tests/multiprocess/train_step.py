@@ -6,6 +6,7 @@ this process.
 
     train_step.py TOPOLOGY [--sharded] [--fail-process K] [--die-process K]
                   [--mismatch-process K] [--trace FILE]
+                  [--skip-compile-process K]
 
 TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
   blocks   mesh i is D[2i], D[2i+1] (with 2 processes of 4 devices, two
@@ -14,11 +15,14 @@ TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
            of 4 devices, m2 and m3 span both processes
   mlp      a smaller job: the two-stage MLP of examples/models.py on two
            meshes, the first and the second half of D
+  uneven   the same MLP, m1 = D0 D1 and m2 = the rest
 --sharded shards the blocks' parameters over the mesh axis (SPMD inside each
 stage, across processes where the mesh spans them).
 --fail-process K makes a program raise on process K in the second step.
 --die-process K kills process K (SIGKILL) in the middle of the second step.
 --mismatch-process K compiles GPipe on process K, 1F1B on the others.
+--skip-compile-process K: process K does not compile (the others wait 5 s
+for it).
 --trace FILE: a fourth, traced step; process 0 writes the merged trace of
 all processes to FILE (Chrome JSON).
 """
@@ -29,6 +33,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "examples"))
@@ -38,14 +43,15 @@ import numpy as np  # noqa: E402
 
 import mpmd  # noqa: E402
 import mpmd.distributed  # noqa: E402
+from mpmd.runtime import processes  # noqa: E402
 
 MESHES = ["m1", "m2", "m3", "m4"]
 
 
 def topology(kind: str) -> dict[str, jax.sharding.Mesh]:
     devices = jax.devices()
-    if kind == "mlp":
-        half = len(devices) // 2
+    if kind in ("mlp", "uneven"):
+        half = len(devices) // 2 if kind == "mlp" else 2
         return {"m1": jax.sharding.Mesh(np.array(devices[:half]), ("model",)),
                 "m2": jax.sharding.Mesh(np.array(devices[half:]), ("model",))}
     if len(devices) != 8:
@@ -82,6 +88,7 @@ def main() -> None:
     parser.add_argument("--die-process", type=int, default=None)
     parser.add_argument("--mismatch-process", type=int, default=None)
     parser.add_argument("--trace", default=None)
+    parser.add_argument("--skip-compile-process", type=int, default=None)
     options = parser.parse_args()
 
     mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
@@ -90,7 +97,7 @@ def main() -> None:
     me = jax.process_index()
     meshes = topology(options.topology)
     schedule = "gpipe" if options.mismatch_process == me else "1f1b"
-    if options.topology == "mlp":
+    if options.topology in ("mlp", "uneven"):
         function = models.two_stage_mlp_step
         assignment = {"stage0": "m1", "stage1": "m2"}
         params = models.init_two_stage_mlp(jax.random.PRNGKey(0), 8, 16, 4)
@@ -110,6 +117,11 @@ def main() -> None:
         in_shardings = (models.transformer_shardings(params, meshes,
                                                      assignment), None, None)
     step = mpmd.jit(function, config, in_shardings=in_shardings)
+    if options.skip_compile_process is not None:
+        processes.AGREE_TIMEOUT_S = 5.0
+        if options.skip_compile_process == me:
+            time.sleep(15)
+            return
     compiled = step.lower(params, tokens, targets).compile()
     reference = jax.jit(function)
 
