@@ -240,14 +240,6 @@ def _remote_transfers(plan: ExecutionPlan,
                    *meshes[step.target].devices.flat)
         if not processes.fully_addressable(devices):
             source = shardings[step.input]
-            if len(source.device_set) != meshes[step.target].size:
-                raise processes.ProcessError(
-                    f"not supported yet: the transfer of value {step.input} "
-                    f"from mesh {step.source!r} ({len(source.device_set)} "
-                    f"devices) to mesh {step.target!r} "
-                    f"({meshes[step.target].size} devices) crosses processes"
-                    " between meshes of different sizes; give the two "
-                    "meshes as many devices")
             remote[index] = source
     return remote
 

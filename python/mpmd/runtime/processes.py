@@ -30,7 +30,9 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
-from mpmd.runtime.transfer import _reshard, _same_layout as same_layout
+from mpmd.runtime.transfer import (_coarsen, _index_key, _reshard,
+                                   _same_layout as same_layout,
+                                   _staging_mesh)
 
 __all__ = ["ProcessError", "agree_on_plan", "cross_process_transfer",
            "empty_array", "fully_addressable", "holds", "is_multiprocess",
@@ -89,12 +91,13 @@ def cross_process_transfer(x: jax.Array | None, source: NamedSharding,
     """
     src_devices = tuple(source._device_assignment)
     dst_mesh = target.mesh
-    if len(src_devices) != dst_mesh.size:
-        raise ProcessError(
-            f"not supported yet: a transfer across processes between meshes "
-            f"of different sizes ({len(src_devices)} and {dst_mesh.size} "
-            f"devices); give the two meshes as many devices")
     shape = tuple(shape)
+    if set(src_devices) & set(dst_mesh.devices.flat):
+        raise ProcessError(
+            "not supported yet: a transfer across processes between meshes "
+            "that share devices")
+    if len(src_devices) != dst_mesh.size:
+        return _transfer_by_pieces(x, src_devices, target, shape, dtype)
     staging = NamedSharding(
         Mesh(np.array(src_devices, dtype=object).reshape(
             dst_mesh.devices.shape), dst_mesh.axis_names,
@@ -126,6 +129,103 @@ def cross_process_transfer(x: jax.Array | None, source: NamedSharding,
     return jax.make_array_from_single_device_arrays(
         shape, target,
         [by_device[d] for d in target.addressable_devices_indices_map(shape)])
+
+
+def _transfer_by_pieces(x: jax.Array | None, src_devices: tuple[Any, ...],
+                        target: NamedSharding, shape: tuple[int, ...],
+                        dtype: Any) -> jax.Array | None:
+    """`cross_process_transfer` between meshes of different sizes.
+
+    The pieces that cross are those of L, the target layout made coarse
+    enough for the source devices to hold one piece each (as within a
+    process, `runtime/transfer.py`): the source reshards to L, each target
+    device receives the L piece it needs from one source device holding it,
+    and the target slices L down to its own layout. A source device may
+    feed several target devices, so the copies run as rounds of
+    collective-permutes, each source sending at most once per round, in one
+    program over the devices of both meshes, whose operand is the pieces
+    laid end to end along the first dimension.
+    """
+    if not shape:
+        # A scalar crosses as one element.
+        flat = None if x is None else _reshaped(
+            NamedSharding(x.sharding.mesh, PartitionSpec()), (1,))(x)
+        landed = NamedSharding(target.mesh, PartitionSpec())
+        moved = _transfer_by_pieces(flat, src_devices, landed, (1,), dtype)
+        return None if moved is None else _reshaped(target, ())(moved)
+    dst_mesh = target.mesh
+    sizes = dict(dst_mesh.shape)
+    spec = _coarsen(target.spec, sizes, len(src_devices), len(shape))
+    staging = NamedSharding(_staging_mesh(src_devices, spec, sizes), spec)
+    landed = NamedSharding(dst_mesh, spec)
+    holders: dict[tuple, list[Any]] = {}
+    for device, index in staging.devices_indices_map(shape).items():
+        holders.setdefault(_index_key(index, shape), []).append(device)
+    union = (*src_devices, *dst_mesh.devices.flat)
+    position = {device: i for i, device in enumerate(union)}
+    used: dict[tuple, int] = {}
+    rounds: list[list[tuple[int, int]]] = []
+    for device, index in landed.devices_indices_map(shape).items():
+        key = _index_key(index, shape)
+        turn = used.get(key, 0)
+        used[key] = turn + 1
+        sender = holders[key][turn % len(holders[key])]
+        pair = (position[sender], position[device])
+        for permutation in rounds:
+            if all(p[0] != pair[0] for p in permutation):
+                permutation.append(pair)
+                break
+        else:
+            rounds.append([pair])
+    piece = staging.shard_shape(shape)
+    joined = NamedSharding(Mesh(np.array(union), (_SIDE,)),
+                           PartitionSpec(_SIDE))
+    joined_shape = (piece[0] * len(union), *piece[1:])
+    me = jax.process_index()
+    pieces: dict[Any, jax.Array] = {}
+    if x is not None and any(d.process_index == me for d in src_devices):
+        if not _same_layout(x.sharding, staging, len(shape)):
+            x = _reshard(staging)(x)
+        pieces.update((s.device, s.data) for s in x.addressable_shards)
+    holds_target = any(d.process_index == me for d in dst_mesh.devices.flat)
+    if holds_target:
+        pieces.update((s.device, s.data) for s in
+                      _zeros(landed, shape, np.dtype(dtype).str)()
+                      .addressable_shards)
+    operand = jax.make_array_from_single_device_arrays(
+        joined_shape, joined,
+        [pieces[d] for d in joined.addressable_devices_indices_map(joined_shape)])
+    moved = _rounds(joined, tuple(tuple(r) for r in rounds))(operand)
+    if not holds_target:
+        return None
+    by_device = {s.device: s.data for s in moved.addressable_shards}
+    result = jax.make_array_from_single_device_arrays(
+        shape, landed,
+        [by_device[d] for d in landed.addressable_devices_indices_map(shape)])
+    return result if landed == target else _reshard(target)(result)
+
+
+@functools.lru_cache(maxsize=256)
+def _rounds(joined: NamedSharding, rounds: tuple[tuple[tuple[int, int], ...], ...]
+            ) -> Any:
+    def permute(piece: jax.Array) -> jax.Array:
+        out = None
+        for permutation in rounds:
+            moved = jax.lax.ppermute(piece, _SIDE, list(permutation))
+            # Every target device receives in exactly one round (zeros in
+            # the others).
+            out = moved if out is None else (
+                out | moved if out.dtype == np.bool_ else out + moved)
+        return out
+
+    return jax.jit(jax.shard_map(permute, mesh=joined.mesh,
+                                 in_specs=joined.spec, out_specs=joined.spec,
+                                 check_vma=False))
+
+
+@functools.lru_cache(maxsize=256)
+def _reshaped(target: NamedSharding, shape: tuple[int, ...]) -> Any:
+    return jax.jit(lambda a: a.reshape(shape), out_shardings=target)
 
 
 def _same_layout(a: Any, b: NamedSharding, ndim: int) -> bool:

@@ -15,7 +15,8 @@ TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
            of 4 devices, m2 and m3 span both processes
   mlp      a smaller job: the two-stage MLP of examples/models.py on two
            meshes, the first and the second half of D
-  uneven   the same MLP, m1 = D0 D1 and m2 = the rest
+  uneven   the same MLP, m1 = D0 D1 and m2 = the rest (with 2 processes
+           of 3 devices: meshes of different sizes across processes)
 --sharded shards the blocks' parameters over the mesh axis (SPMD inside each
 stage, across processes where the mesh spans them).
 --fail-process K makes a program raise on process K in the second step.
