@@ -44,8 +44,11 @@ def passed(result: subprocess.CompletedProcess, processes: int) -> None:
 def test_two_processes_two_meshes_each(tmp_path):
     # m1, m2 on process 0 and m3, m4 on process 1: transfers within a
     # process (m1 -> m2) and across (m2 -> m3, and back for the backward).
+    # The first step's parameters are global arrays on m4 (process 1):
+    # the call moves them to m1..m3 across processes.
     path = tmp_path / "trace.json"
-    passed(launch(2, 4, "blocks", "--trace", str(path)), 2)
+    passed(launch(2, 4, "blocks", "--global-inputs", "--trace", str(path)),
+           2)
     # A fourth, traced step: one Perfetto file with every process's steps.
     events = json.loads(path.read_text())["traceEvents"]
     threads = {e["tid"]: e["args"]["name"] for e in events

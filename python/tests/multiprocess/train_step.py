@@ -6,7 +6,7 @@ this process.
 
     train_step.py TOPOLOGY [--sharded] [--fail-process K] [--die-process K]
                   [--mismatch-process K] [--trace FILE]
-                  [--skip-compile-process K]
+                  [--skip-compile-process K] [--global-inputs]
 
 TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
   blocks   mesh i is D[2i], D[2i+1] (with 2 processes of 4 devices, two
@@ -24,6 +24,8 @@ stage, across processes where the mesh spans them).
 --mismatch-process K compiles GPipe on process K, 1F1B on the others.
 --skip-compile-process K: process K does not compile (the others wait 5 s
 for it).
+--global-inputs: the first step's parameters are global jax.Arrays
+replicated on m4 (moved to their meshes across processes by the call).
 --trace FILE: a fourth, traced step; process 0 writes the merged trace of
 all processes to FILE (Chrome JSON).
 """
@@ -90,6 +92,7 @@ def main() -> None:
     parser.add_argument("--mismatch-process", type=int, default=None)
     parser.add_argument("--trace", default=None)
     parser.add_argument("--skip-compile-process", type=int, default=None)
+    parser.add_argument("--global-inputs", action="store_true")
     options = parser.parse_args()
 
     mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
@@ -145,6 +148,11 @@ def main() -> None:
         executor.programs[name] = Failing()
 
     mp, ref = params, params
+    if options.global_inputs:
+        last = list(meshes.values())[-1]
+        mp = jax.device_put(
+            jax.tree.map(np.asarray, params),
+            jax.sharding.NamedSharding(last, jax.sharding.PartitionSpec()))
     shards = 0
     for number in range(3):
         if number == 1 and options.die_process == me:
