@@ -141,3 +141,21 @@ def test_chlo_ops_outside_named_computations():
     x = jnp.arange(8.0)
     for got, want in zip(jit(f, config)(x), jax.jit(f)(x)):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("mesh", ["m2", "m1"])
+def test_named_tensor_of_a_constant(mesh):
+    # A constant pinned to a mesh by named_tensor and read there, or moved
+    # to the other mesh (it used to fail with the internal "mpmd.assign
+    # still used after mesh inference").
+    def step(x):
+        table = mpmd.named_tensor(jnp.arange(4.0), name="table")
+        y = mpmd.named_computation(lambda x: x * 2, name="a")(x)
+        return mpmd.named_computation(lambda y, t: y + t, name="b")(y, table)
+
+    config = make_config(meshes(2), {"a": "m1", "b": "m2", "table": mesh})
+    lowered = jit(step, config).lower(jnp.ones(4))
+    x = jnp.linspace(0.0, 1.0, 4)
+    np.testing.assert_allclose(lowered.compile()(x), jax.jit(step)(x))
+    moves = [s for s in lowered.plan.steps if not hasattr(s, "program")]
+    assert len(moves) == (1 if mesh == "m2" else 2)

@@ -32,9 +32,13 @@ struct IntroduceTransfersPass
       llvm::DenseMap<std::pair<Value, Type>, TransferOp> transfers;
       for (AssignOp assign : assigns) {
         auto unassign = assign.getTensor().getDefiningOp<UnassignOp>();
-        // Only values coming straight out of a named computation: inputs and
-        // nameless values are left to mesh inference.
-        if (!unassign || !unassign.getTensor().getDefiningOp<FragmentOp>())
+        // Only values coming straight out of a named computation or a named
+        // tensor (an assign the user asked for): inputs and nameless values
+        // are left to mesh inference.
+        if (!unassign)
+          continue;
+        Operation *producer = unassign.getTensor().getDefiningOp();
+        if (!producer || !isa<FragmentOp, AssignOp>(producer))
           continue;
         Value source = unassign.getTensor();
         Value replacement = source;

@@ -42,3 +42,21 @@ func.func @read_twice(%arg0: !m1) -> (!m2, !m2)
   %3 = mpmd.assign %1 : (!t) -> !m2
   func.return %2, %3 : !m2, !m2
 }
+
+// A named tensor (an assign the user asked for) read by fragments: its
+// value on the same mesh, a transfer to another.
+// CHECK-LABEL: func.func @named_tensor
+func.func @named_tensor(%arg0: !t) -> (!m2, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  // CHECK: %[[C:.*]] = stablehlo.iota
+  // CHECK: %[[N:.*]] = mpmd.assign {origin = "c"} %[[C]]
+  // CHECK-NOT: mpmd.unassign
+  // CHECK: %[[T:.*]] = mpmd.transfer %[[N]] : (!mpmd.mesh_tensor<"m2"
+  // CHECK: return %[[N]], %[[T]]
+  %0 = stablehlo.iota dim = 0 : !t
+  %1 = mpmd.assign {origin = "c"} %0 : (!t) -> !m2
+  %2 = mpmd.unassign {origin = "c"} %1 : (!m2) -> !t
+  %3 = mpmd.assign %2 : (!t) -> !m2
+  %4 = mpmd.assign %2 : (!t) -> !m1
+  func.return %3, %4 : !m2, !m1
+}
