@@ -383,7 +383,8 @@ class MpmdFunction:
 
     def __init__(self, fn: Callable, config: MpmdConfig,
                  static_argnums: Sequence[int] | int = (),
-                 in_shardings: Any = None, out_shardings: Any = None):
+                 in_shardings: Any = None, out_shardings: Any = None,
+                 donate_argnums: Sequence[int] | int = ()):
         if not isinstance(config, MpmdConfig):
             raise ConfigError("mpmd.jit needs a config from mpmd.make_config,"
                               f" got {type(config).__name__}")
@@ -393,6 +394,8 @@ class MpmdFunction:
             static_argnums, int) else tuple(static_argnums))
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        self.donate_argnums = ((donate_argnums,) if isinstance(
+            donate_argnums, int) else tuple(donate_argnums))
         self._cache: dict[Any, Compiled] = {}
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -417,7 +420,8 @@ class MpmdFunction:
         meshes = {name: topology[mesh].abstract_mesh
                   for name, (mesh, _) in self.config.assignment.items()}
         jitted = jax.jit(self.fn, keep_unused=True,
-                         static_argnums=self.static_argnums)
+                         static_argnums=self.static_argnums,
+                         donate_argnums=self.donate_argnums)
         with emit_named_computations(), named_computation_meshes(meshes), \
                 traced_bodies():
             try:
@@ -589,7 +593,8 @@ def _leaf_paths(tree: Any) -> list[str]:
 
 def jit(fn: Callable, config: MpmdConfig, *,
         in_shardings: Any = None, out_shardings: Any = None,
-        static_argnums: Sequence[int] | int = ()) -> MpmdFunction:
+        static_argnums: Sequence[int] | int = (),
+        donate_argnums: Sequence[int] | int = ()) -> MpmdFunction:
     """Partitions `fn` into an MPMD program according to `config`.
 
     `in_shardings` / `out_shardings` are as in `jax.jit`: a pytree prefix of
@@ -597,6 +602,11 @@ def jit(fn: Callable, config: MpmdConfig, *,
     meshes, `PartitionSpec`s (resolved on the mesh the value is assigned
     to) or None. Committed `jax.Array` arguments keep their own
     `NamedSharding`. Everything else is laid out by sharding propagation.
+    `donate_argnums` as in `jax.jit`: the buffers of those arguments (all
+    leaves of each) may be reused by the program that reads them last, and
+    are deleted by the call when they were passed already on their mesh
+    (host data, or arrays the call has to move, are copied first, and the
+    copy is donated).
     """
     return MpmdFunction(fn, config, static_argnums, in_shardings,
-                        out_shardings)
+                        out_shardings, donate_argnums)

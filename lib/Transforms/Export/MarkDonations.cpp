@@ -4,7 +4,9 @@
 // at every call of a program for one argument, the program may reuse that
 // argument's buffer: XLA then writes a result in place (`tf.aliasing_output`)
 // or at least frees the buffer early (`jax.buffer_donor`). Function
-// arguments belong to the caller and are never donated.
+// arguments belong to the caller and are donated only where the caller said
+// so (`jax.jit`'s `donate_argnums` marks them `tf.aliasing_output` or
+// `jax.buffer_donor`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,8 +36,11 @@ struct MarkDonationsPass
     if (failed(entries))
       return signalPassFailure();
     SymbolTableCollection symbols;
-    // Per program: which arguments die at every one of its calls.
+    // Per program: which arguments die at every one of its calls, and which
+    // of those the caller donated (they get the in-place results first:
+    // parameters updated in place, as with `jax.jit`).
     llvm::DenseMap<Operation *, llvm::BitVector> donatable;
+    llvm::DenseMap<Operation *, llvm::BitVector> fromCaller;
     for (func::FuncOp entry : *entries) {
       Block &block = entry.getBody().front();
       llvm::DenseMap<Operation *, unsigned> position;
@@ -45,18 +50,30 @@ struct MarkDonationsPass
         auto callee =
             symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
         llvm::BitVector dies(call.getNumOperands());
-        for (auto [index, operand] : llvm::enumerate(call.getOperands()))
+        llvm::BitVector callers(call.getNumOperands());
+        for (auto [index, operand] : llvm::enumerate(call.getOperands())) {
           dies[index] = diesAt(operand, call, position);
+          callers[index] = isa<BlockArgument>(operand);
+        }
         auto [it, inserted] = donatable.try_emplace(callee, dies);
         if (!inserted)
           it->second &= dies;
+        auto [jt, fresh] = fromCaller.try_emplace(callee, callers);
+        if (!fresh)
+          jt->second |= callers;
       }
     }
     for (auto &[op, dies] : donatable) {
       auto callee = cast<func::FuncOp>(op);
       Builder builder(callee);
       llvm::BitVector aliased(callee.getNumResults());
-      for (unsigned arg : dies.set_bits()) {
+      llvm::BitVector first = dies;
+      first &= fromCaller[op];
+      llvm::BitVector rest = dies;
+      rest.reset(first);
+      SmallVector<unsigned> order(first.set_bits());
+      llvm::append_range(order, rest.set_bits());
+      for (unsigned arg : order) {
         Type type = callee.getArgumentTypes()[arg];
         // A buffer is reused in place only for a result of the same type laid
         // out the same way on the mesh.
@@ -83,8 +100,12 @@ struct MarkDonationsPass
   /// True if `value` is read by `call` once and by nothing after it.
   static bool diesAt(Value value, FragmentCallOp call,
                      const llvm::DenseMap<Operation *, unsigned> &position) {
-    if (isa<BlockArgument>(value))
-      return false;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      if (!func || (!func.getArgAttr(arg.getArgNumber(), "tf.aliasing_output") &&
+                    !func.getArgAttr(arg.getArgNumber(), "jax.buffer_donor")))
+        return false;
+    }
     unsigned at = position.lookup(call);
     unsigned readsHere = 0;
     for (OpOperand &use : value.getUses()) {

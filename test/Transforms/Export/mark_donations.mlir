@@ -1,4 +1,4 @@
-// RUN: mpmd-opt %s -mpmd-mark-donations | FileCheck %s
+// RUN: mpmd-opt %s -split-input-file -mpmd-mark-donations | FileCheck %s
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
@@ -29,5 +29,30 @@ func.func private @second(%arg0: !t, %arg1: !t) -> !t {
   func.return %arg0 : !t
 }
 func.func private @third(%arg0: !t) -> !t {
+  func.return %arg0 : !t
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// A function argument the caller donated (`donate_argnums` in jax.jit marks
+// it `tf.aliasing_output`) is donated by its last reader, and takes the
+// in-place result before a dying intermediate of the same type; one read
+// again later, or not donated, is kept.
+// CHECK-LABEL: func.func @donated_params
+// CHECK: func.func private @read(%arg0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK: func.func private @update(%arg0: tensor<4xf32> {jax.buffer_donor = true}, %arg1: tensor<4xf32> {tf.aliasing_output = 0 : i32}, %arg2: tensor<4xf32>) -> tensor<4xf32>
+func.func @donated_params(%arg0: !m1 {tf.aliasing_output = 0 : i32}, %arg1: !m1) -> (!m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment_call<mesh="m1", origin=[]> @read(%arg0) : (!m1) -> !m1
+  %1 = mpmd.fragment_call<mesh="m1", origin=[]> @update(%0, %arg0, %arg1) : (!m1, !m1, !m1) -> !m1
+  func.return %1, %arg1 : !m1, !m1
+}
+func.func private @read(%arg0: !t) -> !t {
+  func.return %arg0 : !t
+}
+func.func private @update(%arg0: !t, %arg1: !t, %arg2: !t) -> !t {
   func.return %arg0 : !t
 }

@@ -26,8 +26,10 @@ def MarkDonationsPass : Pass<"mpmd-mark-donations", "ModuleOp"> {
   let summary = "Marks program arguments whose buffers can be reused";
   let description = [{
     An argument of a program is donated when, at every call of it, the value
-    passed dies at that call (it is not a function argument, not used later,
-    not returned). Donated arguments get `jax.buffer_donor = true`, or
+    passed dies at that call (not used later, not returned, and not a
+    function argument unless the caller donated it: `tf.aliasing_output` or
+    `jax.buffer_donor` on the argument, as `jax.jit`'s `donate_argnums`
+    marks it). Donated arguments get `jax.buffer_donor = true`, or
     `tf.aliasing_output = N` when a result of the same type can reuse the
     buffer.
   }];
