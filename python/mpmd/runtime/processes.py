@@ -10,7 +10,8 @@ holding a device of either mesh takes part.
 Why a program and not `jax.device_put`: on CPU (jaxlib 0.10.2) the backend
 has no cross-host transfer server, so `device_put` to another process's
 devices raises "does not support cross-host device transfers"; a
-collective-permute over gloo works on CPU, and over NCCL on GPUs.
+collective-permute works over gloo on CPU (GPUs would run it over NCCL: not
+checked here, no GPU).
 """
 
 from __future__ import annotations
