@@ -25,22 +25,30 @@ def loss(params, x, y):
     return models.two_stage_mlp_loss(params, x, y)
 
 
-def with_fori_loop(params, xs, ys):
-    def body(i, acc):
-        value, grads = jax.value_and_grad(loss)(params, xs[i], ys[i])
-        return jax.tree.map(jnp.add, acc, (value, grads))
-    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-    return sgd(params, *mpmd.fori_loop(0, xs.shape[0], body, zeros),
-               xs.shape[0])
+def fori_step(fori_loop):
+    """The training step accumulating over microbatches with `fori_loop`
+    (mpmd's, or jax.lax's for the reference: plain jax.jit would unroll
+    mpmd's loops, and compiling 64 copies takes long)."""
+    def step(params, xs, ys):
+        def body(i, acc):
+            value, grads = jax.value_and_grad(loss)(params, xs[i], ys[i])
+            return jax.tree.map(jnp.add, acc, (value, grads))
+        zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+        return sgd(params, *fori_loop(0, xs.shape[0], body, zeros),
+                   xs.shape[0])
+    return step
 
 
-def with_scan(params, xs, ys):
-    def body(acc, xy):
-        value, grads = jax.value_and_grad(loss)(params, *xy)
-        return jax.tree.map(jnp.add, acc, grads), value
-    zeros = jax.tree.map(jnp.zeros_like, params)
-    grads, values = mpmd.scan_microbatches(body, zeros, (xs, ys))
-    return sgd(params, values.sum(), grads, xs.shape[0])
+def scan_step(scan):
+    """The same with `scan` over the stacked microbatches."""
+    def step(params, xs, ys):
+        def body(acc, xy):
+            value, grads = jax.value_and_grad(loss)(params, *xy)
+            return jax.tree.map(jnp.add, acc, grads), value
+        zeros = jax.tree.map(jnp.zeros_like, params)
+        grads, values = scan(body, zeros, (xs, ys))
+        return sgd(params, values.sum(), grads, xs.shape[0])
+    return step
 
 
 def with_calls(params, xs, ys):
@@ -53,29 +61,14 @@ def with_calls(params, xs, ys):
     return sgd(params, *acc, xs.shape[0])
 
 
-def reference_fori(params, xs, ys):
-    """What jax.jit compares against: the same step with JAX's own rolled
-    loop (plain jax.jit would unroll mpmd's loops, and compiling 64
-    copies takes long)."""
-    def body(i, acc):
-        value, grads = jax.value_and_grad(loss)(params, xs[i], ys[i])
-        return jax.tree.map(jnp.add, acc, (value, grads))
-    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-    return sgd(params, *jax.lax.fori_loop(0, xs.shape[0], body, zeros),
-               xs.shape[0])
+with_fori_loop = fori_step(mpmd.fori_loop)
+with_scan = scan_step(mpmd.scan_microbatches)
+reference_fori = fori_step(jax.lax.fori_loop)
+reference_scan = scan_step(jax.lax.scan)
 
 
-def reference_scan(params, xs, ys):
-    def body(acc, xy):
-        value, grads = jax.value_and_grad(loss)(params, *xy)
-        return jax.tree.map(jnp.add, acc, grads), value
-    zeros = jax.tree.map(jnp.zeros_like, params)
-    grads, values = jax.lax.scan(body, zeros, (xs, ys))
-    return sgd(params, values.sum(), grads, xs.shape[0])
-
-
-REFERENCE = {"with_fori_loop": reference_fori, "with_scan": reference_scan,
-             "with_calls": reference_fori}
+REFERENCE = {with_fori_loop: reference_fori, with_scan: reference_scan,
+             with_calls: reference_fori}
 
 
 def sgd(params, value, grads, count):
@@ -107,7 +100,7 @@ def run_and_compare(step, config, count: int):
     text = lowered.jax_text()
     assert text.count('#mpmd.user_origin<"stage0">') == 1, "traced per call"
     got = lowered.compile()(params, xs, ys)
-    want = jax.jit(REFERENCE[step.__name__])(params, xs, ys)
+    want = jax.jit(REFERENCE[step])(params, xs, ys)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-5)
     assert_trees_close(got[0], want[0], rtol=1e-5, atol=1e-6)
     return lowered

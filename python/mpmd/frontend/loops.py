@@ -45,6 +45,7 @@ from mpmd.frontend.primitives import (
     _is_zero,
     _spec,
     call_counter_scope,
+    flat_function,
 )
 
 __all__ = ["bind_call", "bind_for", "emits_loops", "lift_closed_over",
@@ -83,6 +84,27 @@ def _instantiate(tangents: Sequence[Any]) -> list[Any]:
             else t for t in tangents]
 
 
+def _unrolled_rules(unrolled: Callable[..., Any]) -> tuple[Any, Any]:
+    """JVP and batching rules of a loop primitive whose unrolled form is
+    `unrolled(*args, **params)`: differentiated or vmapped, the loop is
+    unrolled there (the counters are set then)."""
+
+    def jvp(primals: Sequence[Any], tangents: Sequence[Any],
+            **params: Any) -> tuple[list[Any], list[Any]]:
+        out, out_tangents = jax.jvp(functools.partial(unrolled, **params),
+                                    list(primals), _instantiate(tangents))
+        return list(out), list(out_tangents)
+
+    def batch(args: Sequence[Any], dims: Sequence[Any],
+              **params: Any) -> tuple[list[Any], list[Any]]:
+        in_axes = [None if d is batching.not_mapped else d for d in dims]
+        outs = jax.vmap(functools.partial(unrolled, **params),
+                        in_axes=in_axes)(*args)
+        return list(outs), [0] * len(outs)
+
+    return jvp, batch
+
+
 # --- mpmd_for_p ---------------------------------------------------------------
 
 mpmd_for_p = jex_core.Primitive("mpmd_for")
@@ -110,23 +132,6 @@ def _for_abstract_eval(*avals: Any, body: jex_core.ClosedJaxpr,
                        num_invariants: int) -> tuple[list[Any], Any]:
     del iterations, lower
     return list(avals[num_invariants:]), body.effects
-
-
-def _for_jvp(primals: Sequence[Any], tangents: Sequence[Any],
-             **params: Any) -> tuple[list[Any], list[Any]]:
-    # Differentiating through the loop: unrolled here, counters set now.
-    out, out_tangents = jax.jvp(
-        functools.partial(_for_unrolled, **params), list(primals),
-        _instantiate(tangents))
-    return list(out), list(out_tangents)
-
-
-def _for_batch(args: Sequence[Any], dims: Sequence[Any],
-               **params: Any) -> tuple[list[Any], list[Any]]:
-    in_axes = [None if d is batching.not_mapped else d for d in dims]
-    outs = jax.vmap(functools.partial(_for_unrolled, **params),
-                    in_axes=in_axes)(*args)
-    return list(outs), [0] * len(outs)
 
 
 def _for_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
@@ -159,8 +164,8 @@ def _for_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
     return list(loop.results)
 
 
-ad.primitive_jvps[mpmd_for_p] = _for_jvp
-batching.primitive_batchers[mpmd_for_p] = _for_batch
+(ad.primitive_jvps[mpmd_for_p],
+ batching.primitive_batchers[mpmd_for_p]) = _unrolled_rules(_for_unrolled)
 mlir.register_lowering(mpmd_for_p, _for_lowering)
 
 
@@ -221,22 +226,6 @@ def _call_abstract_eval(*avals: Any, jaxpr: jex_core.ClosedJaxpr,
     return list(jaxpr.out_avals), jaxpr.effects
 
 
-def _call_jvp(primals: Sequence[Any], tangents: Sequence[Any],
-              **params: Any) -> tuple[list[Any], list[Any]]:
-    out, out_tangents = jax.jvp(
-        functools.partial(_call_unrolled, **params), list(primals),
-        _instantiate(tangents))
-    return list(out), list(out_tangents)
-
-
-def _call_batch(args: Sequence[Any], dims: Sequence[Any],
-                **params: Any) -> tuple[list[Any], list[Any]]:
-    in_axes = [None if d is batching.not_mapped else d for d in dims]
-    outs = jax.vmap(functools.partial(_call_unrolled, **params),
-                    in_axes=in_axes)(*args)
-    return list(outs), [0] * len(outs)
-
-
 def _call_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                    jaxpr: jex_core.ClosedJaxpr,
                    call_counter: int) -> Sequence[Any]:
@@ -275,8 +264,8 @@ def _call_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
     return list(op.results)
 
 
-ad.primitive_jvps[mpmd_call_p] = _call_jvp
-batching.primitive_batchers[mpmd_call_p] = _call_batch
+(ad.primitive_jvps[mpmd_call_p],
+ batching.primitive_batchers[mpmd_call_p]) = _unrolled_rules(_call_unrolled)
 mlir.register_lowering(mpmd_call_p, _call_lowering)
 
 
@@ -357,13 +346,7 @@ def bind_call(fn: Callable[..., Any], counter: int, args: tuple,
             outs = mpmd_call_p.bind(*lifted, *flat_args, jaxpr=jaxpr,
                                     call_counter=counter)
             return jax.tree_util.tree_unflatten(out_tree, outs)
-    out_trees: list[Any] = []
-
-    def flat_fn(*xs: Any) -> list[Any]:
-        a, kw = jax.tree_util.tree_unflatten(in_tree, xs)
-        flat_out, out_tree = jax.tree_util.tree_flatten(fn(*a, **kw))
-        out_trees.append(out_tree)
-        return flat_out
+    flat_fn, out_trees = flat_function(fn, in_tree)
 
     jaxpr, lifted = lift_closed_over(jax.make_jaxpr(flat_fn)(*specs))
     if jaxpr.effects:

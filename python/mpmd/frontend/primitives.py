@@ -510,6 +510,21 @@ _pe.dce_rules[named_computation_p] = _nc_dce
 mlir.register_lowering(named_computation_p, _nc_lowering)
 
 
+def flat_function(fn: Callable[..., Any], in_tree: Any
+                  ) -> tuple[Callable[..., list[Any]], list[Any]]:
+    """`fn` over flat arguments (unflattened with `in_tree`) returning its
+    flat results, and the list each call appends its results' tree to."""
+    out_trees: list[Any] = []
+
+    def flat_fn(*xs: Any) -> list[Any]:
+        args, kwargs = jax.tree_util.tree_unflatten(in_tree, xs)
+        flat_out, out_tree = jax.tree_util.tree_flatten(fn(*args, **kwargs))
+        out_trees.append(out_tree)
+        return flat_out
+
+    return flat_fn, out_trees
+
+
 @overload
 def named_computation(fn: F, *, name: str) -> F: ...
 
@@ -541,13 +556,7 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         flat_args, in_tree = jax.tree_util.tree_flatten((args, kwargs))
-        out_trees: list[Any] = []
-
-        def flat_fn(*xs: Any) -> list[Any]:
-            a, kw = jax.tree_util.tree_unflatten(in_tree, xs)
-            flat_out, out_tree = jax.tree_util.tree_flatten(fn(*a, **kw))
-            out_trees.append(out_tree)
-            return flat_out
+        flat_fn, out_trees = flat_function(fn, in_tree)
 
         with _context_mesh(name):
             closed = jax.make_jaxpr(flat_fn)(*flat_args)

@@ -106,30 +106,8 @@ def cross_process_transfer(x: jax.Array | None, source: NamedSharding,
     union = NamedSharding(
         Mesh(np.stack([staging.mesh.devices, dst_mesh.devices]),
              (_SIDE, *dst_mesh.axis_names)), target.spec)
-    me = jax.process_index()
-    pieces: dict[Any, jax.Array] = {}
-    if x is not None and any(d.process_index == me for d in src_devices):
-        if not _same_layout(x.sharding, staging, len(shape)):
-            x = _reshard(staging)(x)
-        pieces.update((s.device, s.data) for s in x.addressable_shards)
-    holds_target = any(d.process_index == me for d in dst_mesh.devices.flat)
-    if holds_target:
-        # The receiving side's operand: the program is SPMD, so every
-        # device passes a piece of the same shape.
-        pieces.update((s.device, s.data) for s in
-                      _zeros(target, shape, np.dtype(dtype).str)()
-                      .addressable_shards)
-    operand = jax.make_array_from_single_device_arrays(
-        shape, union, [pieces[d] for d in union.addressable_devices_indices_map(shape)])
-    moved = _bridge(union)(operand)
-    if not holds_target:
-        return None
-    targets = set(dst_mesh.devices.flat)
-    by_device = {s.device: s.data for s in moved.addressable_shards
-                 if s.device in targets}
-    return jax.make_array_from_single_device_arrays(
-        shape, target,
-        [by_device[d] for d in target.addressable_devices_indices_map(shape)])
+    return _exchange(x, staging, target, shape, dtype, union, shape,
+                     _bridge(union))
 
 
 def _transfer_by_pieces(x: jax.Array | None, src_devices: tuple[Any, ...],
@@ -182,13 +160,32 @@ def _transfer_by_pieces(x: jax.Array | None, src_devices: tuple[Any, ...],
     joined = NamedSharding(Mesh(np.array(union), (_SIDE,)),
                            PartitionSpec(_SIDE))
     joined_shape = (piece[0] * len(union), *piece[1:])
+    result = _exchange(x, staging, landed, shape, dtype, joined,
+                       joined_shape,
+                       _rounds(joined, tuple(tuple(r) for r in rounds)))
+    if result is None or landed == target:
+        return result
+    return _reshard(target)(result)
+
+
+def _exchange(x: jax.Array | None, staging: NamedSharding,
+              landed: NamedSharding, shape: tuple[int, ...], dtype: Any,
+              joined: NamedSharding, joined_shape: tuple[int, ...],
+              program: Any) -> jax.Array | None:
+    """Runs `program` (over the source and target devices, as `joined`) on
+    this process's pieces: `x` laid out as `staging` on the source devices,
+    zeros of `landed`'s pieces on the target devices (the program is SPMD,
+    so every device passes a piece of the same shape). Returns the target
+    devices' pieces as an array laid out as `landed`, or None where this
+    process holds no target device."""
     me = jax.process_index()
     pieces: dict[Any, jax.Array] = {}
-    if x is not None and any(d.process_index == me for d in src_devices):
+    if x is not None and any(d.process_index == me
+                             for d in staging.device_set):
         if not _same_layout(x.sharding, staging, len(shape)):
             x = _reshard(staging)(x)
         pieces.update((s.device, s.data) for s in x.addressable_shards)
-    holds_target = any(d.process_index == me for d in dst_mesh.devices.flat)
+    holds_target = any(d.process_index == me for d in landed.device_set)
     if holds_target:
         pieces.update((s.device, s.data) for s in
                       _zeros(landed, shape, np.dtype(dtype).str)()
@@ -196,14 +193,13 @@ def _transfer_by_pieces(x: jax.Array | None, src_devices: tuple[Any, ...],
     operand = jax.make_array_from_single_device_arrays(
         joined_shape, joined,
         [pieces[d] for d in joined.addressable_devices_indices_map(joined_shape)])
-    moved = _rounds(joined, tuple(tuple(r) for r in rounds))(operand)
+    moved = program(operand)
     if not holds_target:
         return None
     by_device = {s.device: s.data for s in moved.addressable_shards}
-    result = jax.make_array_from_single_device_arrays(
+    return jax.make_array_from_single_device_arrays(
         shape, landed,
         [by_device[d] for d in landed.addressable_devices_indices_map(shape)])
-    return result if landed == target else _reshard(target)(result)
 
 
 @functools.lru_cache(maxsize=256)
