@@ -5,6 +5,7 @@
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Transforms/Common/Passes.h"
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/Passes.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
@@ -23,6 +24,7 @@ void mlir::mpmd::registerAllDialects(DialectRegistry &registry) {
 void mlir::mpmd::registerAllPasses() {
   // Upstream passes our pipelines build on (canonicalize, cse, ...).
   registerTransformsPasses();
+  registerCommonPasses();
   registerImportPasses();
   registerOptimizePasses();
   registerShardingPasses();

@@ -12,7 +12,7 @@
 #include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 #include "mpmd/InitAll.h"
 #include "mpmd/Transforms/Common/FragmentUtils.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/ModuleUtils.h"
 #include "mpmd/Transforms/Export/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"

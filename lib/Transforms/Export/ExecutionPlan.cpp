@@ -22,7 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Export/Passes.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/ModuleUtils.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/Builders.h"

@@ -1,8 +1,7 @@
 //===- ExportPipeline.cpp - The mpmd-export pipeline ----------------------===//
 
+#include "mpmd/Transforms/Common/Passes.h"
 #include "mpmd/Transforms/Export/Passes.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
-#include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Export/Passes.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
@@ -29,19 +29,16 @@ namespace {
 constexpr StringLiteral kShardingAttrName = "sdy.sharding";
 
 struct MarkDonationsPass
-    : public mlir::mpmd::impl::MarkDonationsPassBase<MarkDonationsPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+    : public EntryFunctionPass<MarkDonationsPass, mlir::mpmd::impl::MarkDonationsPassBase> {
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     SymbolTableCollection symbols;
     // Per program: which arguments die at every one of its calls, and which
     // of those the caller donated (they get the in-place results first:
     // parameters updated in place, as with `jax.jit`).
     llvm::DenseMap<Operation *, llvm::BitVector> donatable;
     llvm::DenseMap<Operation *, llvm::BitVector> fromCaller;
-    for (func::FuncOp entry : *entries) {
+    for (func::FuncOp entry : entries) {
       Block &block = entry.getBody().front();
       llvm::DenseMap<Operation *, unsigned> position;
       for (auto [index, op] : llvm::enumerate(block))
@@ -95,6 +92,7 @@ struct MarkDonationsPass
         }
       }
     }
+    return success();
   }
 
   /// True if `value` is read by `call` once and by nothing after it.

@@ -14,7 +14,7 @@
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
 #include "mpmd/Transforms/Export/Passes.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -226,14 +226,11 @@ std::string programName(unsigned index, const Program &program) {
 }
 
 struct OutlineFragmentsPass
-    : public mlir::mpmd::impl::OutlineFragmentsPassBase<OutlineFragmentsPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+    : public EntryFunctionPass<OutlineFragmentsPass, mlir::mpmd::impl::OutlineFragmentsPassBase> {
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     SymbolTable symbols(module);
-    for (func::FuncOp func : *entries) {
+    for (func::FuncOp func : entries) {
       std::map<std::string, SmallVector<unsigned>> candidates;
       SmallVector<Program> programs;
       for (auto fragment : func.getBody().getOps<FragmentOp>()) {
@@ -257,6 +254,7 @@ struct OutlineFragmentsPass
             outline(func, insertAfter, symbols, programName(index, program),
                     program);
     }
+    return success();
   }
 
   func::FuncOp outline(func::FuncOp entry, Operation *insertAfter,

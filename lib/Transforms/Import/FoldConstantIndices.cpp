@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -220,33 +221,27 @@ bool foldDynamicSlice(Operation *op) {
 }
 
 struct FoldConstantIndicesPass
-    : public mlir::mpmd::impl::FoldConstantIndicesPassBase<
-          FoldConstantIndicesPass> {
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp entry : *entries) {
-      // Operands come before their users in a block, so one walk in order
-      // sees each op after what it reads has folded.
-      SmallVector<Operation *> folded;
-      entry.walk([&](Operation *op) {
-        if (foldScalar(op) || foldDynamicSlice(op))
-          folded.push_back(op);
-      });
-      // What folded, and the constants only they read, go.
-      for (Operation *op : llvm::reverse(folded)) {
-        llvm::SetVector<Operation *> inputs;
-        for (Value operand : op->getOperands())
-          if (Operation *def = operand.getDefiningOp())
-            inputs.insert(def);
-        op->erase();
-        for (Operation *def : inputs)
-          if (isa<stablehlo::ConstantOp>(def) && def->use_empty())
-            def->erase();
-      }
+    : public EntryFunctionPass<FoldConstantIndicesPass, mlir::mpmd::impl::FoldConstantIndicesPassBase> {
+  LogicalResult runOnEntryFunction(func::FuncOp entry) {
+    // Operands come before their users in a block, so one walk in order
+    // sees each op after what it reads has folded.
+    SmallVector<Operation *> folded;
+    entry.walk([&](Operation *op) {
+      if (foldScalar(op) || foldDynamicSlice(op))
+        folded.push_back(op);
+    });
+    // What folded, and the constants only they read, go.
+    for (Operation *op : llvm::reverse(folded)) {
+      llvm::SetVector<Operation *> inputs;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          inputs.insert(def);
+      op->erase();
+      for (Operation *def : inputs)
+        if (isa<stablehlo::ConstantOp>(def) && def->use_empty())
+          def->erase();
     }
+    return success();
   }
 };
 

@@ -1,5 +1,6 @@
 //===- ImportPipeline.cpp - The mpmd-import pipeline ----------------------===//
 
+#include "mpmd/Transforms/Common/Passes.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -768,20 +769,15 @@ private:
 };
 
 struct InferMeshesPass
-    : public mlir::mpmd::impl::InferMeshesPassBase<InferMeshesPass> {
-  using InferMeshesPassBase::InferMeshesPassBase;
+    : public EntryFunctionPass<InferMeshesPass, mlir::mpmd::impl::InferMeshesPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
 
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries) {
-      FunctionInference inference(func, inferTransfers,
-                                  inferCrossMeshReductions);
-      if (failed(inference.run()))
-        return signalPassFailure();
-    }
+  LogicalResult runOnEntryFunction(func::FuncOp func) {
+    FunctionInference inference(func, inferTransfers,
+                                inferCrossMeshReductions);
+    if (failed(inference.run()))
+      return failure();
+    return success();
   }
 };
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -45,17 +46,14 @@ LogicalResult inlineCall(func::CallOp call, SymbolTableCollection &symbols) {
 }
 
 struct InlineCallsPass
-    : public mlir::mpmd::impl::InlineCallsPassBase<InlineCallsPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+    : public EntryFunctionPass<InlineCallsPass, mlir::mpmd::impl::InlineCallsPassBase> {
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     SymbolTableCollection symbols;
     llvm::SmallPtrSet<Operation *, 8> inlinedCallees;
     // The entry functions and the loop bodies they call with mpmd.call
     // (inlined in them first, so that unrolling copies flat bodies).
-    SmallVector<func::FuncOp> roots(entries->begin(), entries->end());
+    SmallVector<func::FuncOp> roots(entries.begin(), entries.end());
     llvm::SmallPtrSet<Operation *, 8> seen;
     for (size_t next = 0; next < roots.size(); ++next)
       roots[next].walk([&](CallOp call) {
@@ -76,18 +74,19 @@ struct InlineCallsPass
           calls.front().emitOpError()
               << "calls are nested more than " << kMaxInlineDepth
               << " deep (recursion?); mpmd cannot inline them";
-          return signalPassFailure();
+          return failure();
         }
         for (func::CallOp call : calls) {
           if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
                   call, call.getCalleeAttr()))
             inlinedCallees.insert(callee);
           if (failed(inlineCall(call, symbols)))
-            return signalPassFailure();
+            return failure();
         }
       }
     }
     eraseUnusedPrivateFunctions(inlinedCallees, module);
+    return success();
   }
 };
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -43,25 +44,22 @@ FailureOr<MeshTensorType> meshTypeFor(func::FuncOp func, Type type,
 }
 
 struct MapInputsOutputsToMeshesPass
-    : public mlir::mpmd::impl::MapInputsOutputsToMeshesPassBase<
-          MapInputsOutputsToMeshesPass> {
-  using MapInputsOutputsToMeshesPassBase::MapInputsOutputsToMeshesPassBase;
+    : public EntryFunctionPass<MapInputsOutputsToMeshesPass, mlir::mpmd::impl::MapInputsOutputsToMeshesPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     auto emitError = [&] { return module.emitError(); };
     FailureOr<std::map<int64_t, IoAssignment>> inputs =
         parseIoAssignment(inputAssignment, "input-assignment", emitError);
     FailureOr<std::map<int64_t, IoAssignment>> outputs =
         parseIoAssignment(outputAssignment, "output-assignment", emitError);
     if (failed(inputs) || failed(outputs))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries)
+      return failure();
+    for (func::FuncOp func : entries)
       if (failed(mapFunction(func, *inputs, *outputs)))
-        return signalPassFailure();
+        return failure();
+    return success();
   }
 
   LogicalResult mapFunction(func::FuncOp func,

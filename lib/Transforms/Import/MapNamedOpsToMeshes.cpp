@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -41,39 +42,36 @@ void inlineNamedComputation(NamedComputationOp op) {
 }
 
 struct MapNamedOpsToMeshesPass
-    : public mlir::mpmd::impl::MapNamedOpsToMeshesPassBase<
-          MapNamedOpsToMeshesPass> {
-  using MapNamedOpsToMeshesPassBase::MapNamedOpsToMeshesPassBase;
+    : public EntryFunctionPass<MapNamedOpsToMeshesPass, mlir::mpmd::impl::MapNamedOpsToMeshesPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     FailureOr<llvm::StringMap<MeshAssignment>> parsed = parseMeshAssignment(
         assignment, [&] { return module.emitError(); });
     if (failed(parsed))
-      return signalPassFailure();
+      return failure();
     assignments = std::move(*parsed);
 
     if (failed(rejectUnsupportedPlacements(module)))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries) {
+      return failure();
+    for (func::FuncOp func : entries) {
       auto topology =
           func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
       for (auto &entry : assignments)
         if (failed(checkMeshExists(
                 topology, entry.second.mesh, [&] { return func.emitError(); },
                 "assignment of '" + entry.first() + "'")))
-          return signalPassFailure();
+          return failure();
       if (failed(mapFunction(func)))
-        return signalPassFailure();
+        return failure();
     }
     for (auto &entry : assignments)
       if (!usedNames.contains(entry.first()))
         module.emitWarning()
             << "assignment entry '" << entry.first()
             << "' matches no named_computation or named_tensor";
+    return success();
   }
 
   /// Named ops the entry functions do not reach directly (loop bodies,

@@ -1,5 +1,7 @@
 //===- SplitOptimizationBarriers.cpp - One nameless barrier per operand ---===//
 
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -18,31 +20,28 @@ namespace {
 constexpr StringLiteral kBarrier = "stablehlo.optimization_barrier";
 
 struct SplitOptimizationBarriersPass
-    : public mlir::mpmd::impl::SplitOptimizationBarriersPassBase<
-          SplitOptimizationBarriersPass> {
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries)
-      for (Operation &op :
-           llvm::make_early_inc_range(func.getBody().front())) {
-        if (op.getName().getStringRef() != kBarrier ||
-            op.getNumOperands() < 2 ||
-            op.getNumOperands() != op.getNumResults())
-          continue;
-        OpBuilder builder(&op);
-        for (auto [operand, result] :
-             llvm::zip(op.getOperands(), op.getResults())) {
-          OperationState state(op.getLoc(), op.getName());
-          state.addOperands(operand);
-          state.addTypes(result.getType());
-          state.addAttributes(op.getAttrs());
-          result.replaceAllUsesWith(builder.create(state)->getResult(0));
-        }
-        op.erase();
+    : public EntryFunctionPass<
+          SplitOptimizationBarriersPass,
+          mlir::mpmd::impl::SplitOptimizationBarriersPassBase> {
+  LogicalResult runOnEntryFunction(func::FuncOp func) {
+    for (Operation &op :
+         llvm::make_early_inc_range(func.getBody().front())) {
+      if (op.getName().getStringRef() != kBarrier ||
+          op.getNumOperands() < 2 ||
+          op.getNumOperands() != op.getNumResults())
+        continue;
+      OpBuilder builder(&op);
+      for (auto [operand, result] :
+           llvm::zip(op.getOperands(), op.getResults())) {
+        OperationState state(op.getLoc(), op.getName());
+        state.addOperands(operand);
+        state.addTypes(result.getType());
+        state.addAttributes(op.getAttrs());
+        result.replaceAllUsesWith(builder.create(state)->getResult(0));
       }
+      op.erase();
+    }
+    return success();
   }
 };
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -75,15 +76,12 @@ LogicalResult inlineCall(CallOp call, SymbolTableCollection &symbols) {
 }
 
 struct UnrollLoopsPass
-    : public mlir::mpmd::impl::UnrollLoopsPassBase<UnrollLoopsPass> {
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+    : public EntryFunctionPass<UnrollLoopsPass, mlir::mpmd::impl::UnrollLoopsPassBase> {
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     SymbolTableCollection symbols;
     llvm::SmallPtrSet<Operation *, 4> callees;
-    for (func::FuncOp entry : *entries) {
+    for (func::FuncOp entry : entries) {
       // Outermost first: an unrolled body may hold more loops and calls.
       while (true) {
         Operation *next = nullptr;
@@ -107,10 +105,11 @@ struct UnrollLoopsPass
           done = inlineCall(call, symbols);
         }
         if (failed(done))
-          return signalPassFailure();
+          return failure();
       }
     }
     eraseUnusedPrivateFunctions(callees, module);
+    return success();
   }
 };
 

@@ -1,5 +1,6 @@
 //===- VerifyImport.cpp - Every op of an entry function is in a fragment --===//
 
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -14,35 +15,30 @@ using namespace mlir::mpmd;
 namespace {
 
 struct VerifyImportPass
-    : public mlir::mpmd::impl::VerifyImportPassBase<VerifyImportPass> {
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries) {
-      for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
-        if (!isa<MeshTensorType>(type)) {
-          func.emitError() << "import left argument " << index << " of @"
-                           << func.getSymName() << " off the meshes (" << type
-                           << ")";
-          return signalPassFailure();
-        }
-      for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-        if (!isa<MeshTensorType>(type)) {
-          func.emitError() << "import left result " << index << " of @"
-                           << func.getSymName() << " off the meshes (" << type
-                           << ")";
-          return signalPassFailure();
-        }
-      for (Operation &op : func.getBody().front()) {
-        if (isa<FragmentOp, TransferOp, func::ReturnOp>(op))
-          continue;
-        op.emitOpError() << "is outside any fragment after import; every "
-                            "computation must be placed on a mesh";
-        return signalPassFailure();
+    : public EntryFunctionPass<VerifyImportPass, mlir::mpmd::impl::VerifyImportPassBase> {
+  LogicalResult runOnEntryFunction(func::FuncOp func) {
+    for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (!isa<MeshTensorType>(type)) {
+        func.emitError() << "import left argument " << index << " of @"
+                         << func.getSymName() << " off the meshes (" << type
+                         << ")";
+        return failure();
       }
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+      if (!isa<MeshTensorType>(type)) {
+        func.emitError() << "import left result " << index << " of @"
+                         << func.getSymName() << " off the meshes (" << type
+                         << ")";
+        return failure();
+      }
+    for (Operation &op : func.getBody().front()) {
+      if (isa<FragmentOp, TransferOp, func::ReturnOp>(op))
+        continue;
+      op.emitOpError() << "is outside any fragment after import; every "
+                          "computation must be placed on a mesh";
+      return failure();
     }
+    return success();
   }
 };
 

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/FragmentUtils.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -67,14 +67,11 @@ FailureOr<FragmentOp> fuse(FragmentOp first, FragmentOp second,
 }
 
 struct MergeFragmentsPass
-    : public mlir::mpmd::impl::MergeFragmentsPassBase<MergeFragmentsPass> {
-  using MergeFragmentsPassBase::MergeFragmentsPassBase;
+    : public EntryFunctionPass<MergeFragmentsPass, mlir::mpmd::impl::MergeFragmentsPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     SmallVector<std::pair<std::string, std::string>> pairs;
     for (StringRef rule : rules) {
       auto [a, b] = rule.split(':');
@@ -82,22 +79,23 @@ struct MergeFragmentsPass
         module.emitError() << "invalid merge rule '" << rule
                            << "': expected LABEL:LABEL, e.g. "
                               "layer3:layer3(1)";
-        return signalPassFailure();
+        return failure();
       }
       pairs.emplace_back(a.str(), b.str());
     }
-    for (func::FuncOp func : *entries) {
+    for (func::FuncOp func : entries) {
       llvm::StringSet<> matched;
       for (auto &[a, b] : pairs)
         if (failed(applyRule(func, a, b, matched)))
-          return signalPassFailure();
+          return failure();
       for (auto &[a, b] : pairs)
         if (!matched.contains(a + ":" + b))
           func.emitWarning() << "merge rule '" << a << ":" << b
                              << "' matches no pair of fragments";
       if (mergeLastStage && failed(fuseLastStage(func)))
-        return signalPassFailure();
+        return failure();
     }
+    return success();
   }
 
   /// Fragments labelled `a` and `b` with the same mesh and call counter.

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/FragmentUtils.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
 #include "mpmd/Transforms/Optimize/Schedules.h"
 
@@ -287,8 +287,8 @@ private:
 };
 
 struct SchedulePass
-    : public mlir::mpmd::impl::SchedulePassBase<SchedulePass> {
-  using SchedulePassBase::SchedulePassBase;
+    : public EntryFunctionPass<SchedulePass, mlir::mpmd::impl::SchedulePassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
 
   /// `MESH=KEY|KEY|...` entries as the dictionary the attribute would hold.
   FailureOr<DictionaryAttr> parseOrder(func::FuncOp func) {
@@ -313,33 +313,31 @@ struct SchedulePass
     return builder.getDictionaryAttr(meshes);
   }
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
+  LogicalResult runOnEntryFunctions(ModuleOp module,
+                                    ArrayRef<func::FuncOp> entries) {
     std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
     if (!kind) {
       module.emitError() << "unknown pipeline schedule '" << schedule
                          << "'; expected none, gpipe, 1f1b, interleaved-1f1b, "
                             "zero-bubble-h1 or explicit";
-      return signalPassFailure();
+      return failure();
     }
     if (*kind == ScheduleKind::kNone)
-      return;
-    FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries) {
+      return success();
+    for (func::FuncOp func : entries) {
       DictionaryAttr table =
           func->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
       if (!order.empty()) {
         FailureOr<DictionaryAttr> parsed = parseOrder(func);
         if (failed(parsed))
-          return signalPassFailure();
+          return failure();
         table = *parsed;
       }
       Scheduler scheduler(func, *kind, schedule, table);
       if (failed(scheduler.run()))
-        return signalPassFailure();
+        return failure();
     }
+    return success();
   }
 };
 

@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/FragmentUtils.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -257,22 +257,17 @@ void splitFragment(FragmentOp fragment) {
 }
 
 struct SplitBackwardPass
-    : public mlir::mpmd::impl::SplitBackwardPassBase<SplitBackwardPass> {
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries) {
-      // Collected first: splitting erases the fragment being visited.
-      SmallVector<FragmentOp> backward;
-      func.walk([&](FragmentOp fragment) {
-        if (fragment.isUserFragment() && getFragmentInfo(fragment).kind == 1)
-          backward.push_back(fragment);
-      });
-      for (FragmentOp fragment : backward)
-        splitFragment(fragment);
-    }
+    : public EntryFunctionPass<SplitBackwardPass, mlir::mpmd::impl::SplitBackwardPassBase> {
+  LogicalResult runOnEntryFunction(func::FuncOp func) {
+    // Collected first: splitting erases the fragment being visited.
+    SmallVector<FragmentOp> backward;
+    func.walk([&](FragmentOp fragment) {
+      if (fragment.isUserFragment() && getFragmentInfo(fragment).kind == 1)
+        backward.push_back(fragment);
+    });
+    for (FragmentOp fragment : backward)
+      splitFragment(fragment);
+    return success();
   }
 };
 

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Sharding/Passes.h"
 #include "mpmd/Transforms/Sharding/ShardingRules.h"
 
@@ -528,19 +528,13 @@ private:
 };
 
 struct PropagateShardingsPass
-    : public mlir::mpmd::impl::PropagateShardingsPassBase<
-          PropagateShardingsPass> {
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp entry : *entries) {
-      auto topology =
-          entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
-      if (failed(Propagation(entry, topology).run()))
-        return signalPassFailure();
-    }
+    : public EntryFunctionPass<PropagateShardingsPass, mlir::mpmd::impl::PropagateShardingsPassBase> {
+  LogicalResult runOnEntryFunction(func::FuncOp entry) {
+    auto topology =
+        entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+    if (failed(Propagation(entry, topology).run()))
+      return failure();
+    return success();
   }
 };
 

@@ -3,13 +3,8 @@
 #ifndef MPMD_TRANSFORMS_IMPORT_IMPORTUTILS_H
 #define MPMD_TRANSFORMS_IMPORT_IMPORTUTILS_H
 
-#include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
+#include "mpmd/Transforms/Common/ModuleUtils.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <map>
@@ -17,11 +12,6 @@
 #include <string>
 
 namespace mlir::mpmd {
-
-/// The functions an MPMD program starts from: those with a `topology`
-/// attribute. Emits an error on `module` when there is none, or when a
-/// `topology` attribute is not an #mpmd.topology.
-FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
 
 /// Where a named computation or named tensor goes.
 struct MeshAssignment {
@@ -46,45 +36,11 @@ FailureOr<std::map<int64_t, IoAssignment>>
 parseIoAssignment(ArrayRef<std::string> entries, StringRef optionName,
                   function_ref<InFlightDiagnostic()> emitError);
 
-/// Emits an error naming `what` unless `mesh` is in `topology`.
-LogicalResult checkMeshExists(TopologyAttr topology, StringRef mesh,
-                              function_ref<InFlightDiagnostic()> emitError,
-                              const Twine &what);
-
-/// The func.func `call` (a func.call or mpmd.call) calls, if it can be
-/// inlined: it exists, has a body, and the body is one block. Emits an error
-/// on `call` naming the callee otherwise.
-FailureOr<func::FuncOp> lookupInlinableCallee(Operation *call,
-                                              FlatSymbolRefAttr callee,
-                                              SymbolTableCollection &symbols);
-
-/// Clones the ops of single-block `body` (not its terminator) before
-/// `builder`'s insertion point, with `body`'s arguments replaced by `args`;
-/// `onClone` sees each cloned top-level op. Returns the values the
-/// terminator returned, as cloned.
-SmallVector<Value> cloneBlockBody(Block &body, ValueRange args,
-                                  OpBuilder &builder,
-                                  function_ref<void(Operation *)> onClone = {});
-
-/// Erases the private functions among `callees` that nothing refers to any
-/// more, repeatedly (callees may call each other).
-void eraseUnusedPrivateFunctions(llvm::SmallPtrSetImpl<Operation *> &callees,
-                                 ModuleOp module);
-
 /// Labels the named computations, fragments and calls in `op` (itself
 /// included) with the call counter `counter` unless an inner loop or call
 /// already did. A labelled `func.call` passes its counter on to what
 /// mpmd-inline-calls inlines from it.
 void labelWithCounter(Operation *op, IntegerAttr counter);
-
-/// How the pipelines canonicalize: without MLIR's region simplification
-/// (block argument and block merging), which the MPMD program does not need
-/// (fragments drop unused arguments themselves) and which doubles the time
-/// of canonicalization on unrolled programs.
-GreedyRewriteConfig canonicalizeWithoutRegionSimplify();
-
-/// `"m1", "m2"` for diagnostics.
-std::string formatMeshList(ArrayRef<StringRef> meshes);
 
 } // namespace mlir::mpmd
 

@@ -1,7 +1,7 @@
 //===- Cleanup.cpp - Canonicalize the MPMD program, not the bodies --------===//
 
-#include "mpmd/Transforms/Import/ImportUtils.h"
-#include "mpmd/Transforms/Import/Passes.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
@@ -9,7 +9,7 @@
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_CLEANUPPASS
-#include "mpmd/Transforms/Import/Passes.h.inc"
+#include "mpmd/Transforms/Common/Passes.h.inc"
 } // namespace mlir::mpmd
 
 using namespace mlir;
@@ -17,8 +17,7 @@ using namespace mlir::mpmd;
 
 namespace {
 
-struct CleanupPass
-    : public mlir::mpmd::impl::CleanupPassBase<CleanupPass> {
+struct CleanupPass : public EntryFunctionPass<CleanupPass, mlir::mpmd::impl::CleanupPassBase> {
   LogicalResult initialize(MLIRContext *ctx) override {
     RewritePatternSet set(ctx);
     FragmentOp::getCanonicalizationPatterns(set, ctx);
@@ -26,21 +25,16 @@ struct CleanupPass
     return success();
   }
 
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
+  LogicalResult runOnEntryFunction(func::FuncOp entry) {
     GreedyRewriteConfig config;
     // Only the entry functions' own ops (and ops patterns create there);
     // folders of the mpmd ops apply to them too.
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-    for (func::FuncOp entry : *entries) {
-      SmallVector<Operation *> ops;
-      for (Operation &op : entry.getBody().front())
-        ops.push_back(&op);
-      (void)applyOpPatternsGreedily(ops, patterns, config);
-    }
+    SmallVector<Operation *> ops;
+    for (Operation &op : entry.getBody().front())
+      ops.push_back(&op);
+    (void)applyOpPatternsGreedily(ops, patterns, config);
+    return success();
   }
 
   FrozenRewritePatternSet patterns;

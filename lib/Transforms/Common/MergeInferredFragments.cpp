@@ -21,15 +21,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/FragmentUtils.h"
-#include "mpmd/Transforms/Import/ImportUtils.h"
-#include "mpmd/Transforms/Import/Passes.h"
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_MERGEINFERREDFRAGMENTSPASS
-#include "mpmd/Transforms/Import/Passes.h.inc"
+#include "mpmd/Transforms/Common/Passes.h.inc"
 } // namespace mlir::mpmd
 
 using namespace mlir;
@@ -231,23 +231,18 @@ private:
 };
 
 struct MergeInferredFragmentsPass
-    : public mlir::mpmd::impl::MergeInferredFragmentsPassBase<
-          MergeInferredFragmentsPass> {
-  using MergeInferredFragmentsPassBase::MergeInferredFragmentsPassBase;
+    : public EntryFunctionPass<MergeInferredFragmentsPass,
+                               mlir::mpmd::impl::MergeInferredFragmentsPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
 
-  void runOnOperation() override {
-    FailureOr<SmallVector<func::FuncOp>> entries =
-        getEntryFunctions(getOperation());
-    if (failed(entries))
-      return signalPassFailure();
-    for (func::FuncOp func : *entries) {
-      FragmentMerger merger(func.getBody().front());
-      while (merger.round()) {
-      }
-      if (scheduled)
-        while (merger.neighbourRound()) {
-        }
+  LogicalResult runOnEntryFunction(func::FuncOp func) {
+    FragmentMerger merger(func.getBody().front());
+    while (merger.round()) {
     }
+    if (scheduled)
+      while (merger.neighbourRound()) {
+      }
+    return success();
   }
 };
 

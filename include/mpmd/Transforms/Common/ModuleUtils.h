@@ -1,0 +1,59 @@
+//===- ModuleUtils.h - Helpers every phase uses on MPMD modules -*- C++ -*-===//
+
+#ifndef MPMD_TRANSFORMS_COMMON_MODULEUTILS_H
+#define MPMD_TRANSFORMS_COMMON_MODULEUTILS_H
+
+#include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <string>
+
+namespace mlir::mpmd {
+
+/// The functions an MPMD program starts from: those with a `topology`
+/// attribute. Emits an error on `module` when there is none, or when a
+/// `topology` attribute is not an #mpmd.topology.
+FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
+
+/// Emits an error naming `what` unless `mesh` is in `topology`.
+LogicalResult checkMeshExists(TopologyAttr topology, StringRef mesh,
+                              function_ref<InFlightDiagnostic()> emitError,
+                              const Twine &what);
+
+/// The func.func `call` (a func.call or mpmd.call) calls, if it can be
+/// inlined: it exists, has a body, and the body is one block. Emits an error
+/// on `call` naming the callee otherwise.
+FailureOr<func::FuncOp> lookupInlinableCallee(Operation *call,
+                                              FlatSymbolRefAttr callee,
+                                              SymbolTableCollection &symbols);
+
+/// Clones the ops of single-block `body` (not its terminator) before
+/// `builder`'s insertion point, with `body`'s arguments replaced by `args`;
+/// `onClone` sees each cloned top-level op. Returns the values the
+/// terminator returned, as cloned.
+SmallVector<Value> cloneBlockBody(Block &body, ValueRange args,
+                                  OpBuilder &builder,
+                                  function_ref<void(Operation *)> onClone = {});
+
+/// Erases the private functions among `callees` that nothing refers to any
+/// more, repeatedly (callees may call each other).
+void eraseUnusedPrivateFunctions(llvm::SmallPtrSetImpl<Operation *> &callees,
+                                 ModuleOp module);
+
+/// How the pipelines canonicalize: without MLIR's region simplification
+/// (block argument and block merging), which the MPMD program does not need
+/// (fragments drop unused arguments themselves) and which doubles the time
+/// of canonicalization on unrolled programs.
+GreedyRewriteConfig canonicalizeWithoutRegionSimplify();
+
+/// `"m1", "m2"` for diagnostics.
+std::string formatMeshList(ArrayRef<StringRef> meshes);
+
+} // namespace mlir::mpmd
+
+#endif // MPMD_TRANSFORMS_COMMON_MODULEUTILS_H
