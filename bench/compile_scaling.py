@@ -19,9 +19,14 @@ run, from `Lowered.timings` / `Compiled.timings`:
   1st step   the first call (places the constant arguments once, then runs)
   step       the median of --steps later calls (blocked on), ms
 
+With --partition-only, each M is only lowered (traced and partitioned),
+--repeat times, and the medians of trace, partition and plan are printed:
+the part of the path that is the mpmd compiler's, for before/after
+comparisons of it.
+
 Usage:
   .venv/bin/python bench/compile_scaling.py [--microbatches 8,32,128,512,1024]
-      [--steps 3] [--dim 32]
+      [--steps 3] [--dim 32] [--partition-only [--repeat 5]]
 """
 
 from __future__ import annotations
@@ -49,7 +54,8 @@ MESHES = ["m1", "m2", "m3", "m4"]
 BLOCKS = 4
 
 
-def measure(m: int, dim: int, steps: int) -> dict[str, float]:
+def setup(m: int, dim: int) -> tuple:
+    """The config and the step's arguments for M microbatches."""
     devices = np.array(jax.devices()[:8]).reshape(4, 2)
     topology = {name: jax.sharding.Mesh(devices[i], ("x",))
                 for i, name in enumerate(MESHES)}
@@ -60,6 +66,11 @@ def measure(m: int, dim: int, steps: int) -> dict[str, float]:
                                      dim=dim, heads=2, layers=BLOCKS, seq=16)
     tokens = jax.random.randint(jax.random.PRNGKey(1), (m, 2, 16), 0, 64)
     targets = jnp.roll(tokens, -1, axis=2)
+    return config, params, tokens, targets
+
+
+def measure(m: int, dim: int, steps: int) -> dict[str, float]:
+    config, params, tokens, targets = setup(m, dim)
     # A first trace and compile, not JAX's or the runtime's cached ones.
     jax.clear_caches()
     clear_program_cache()
@@ -84,13 +95,44 @@ def measure(m: int, dim: int, steps: int) -> dict[str, float]:
     return row
 
 
+def measure_partition(m: int, dim: int, repeat: int) -> dict[str, float]:
+    """Medians of the lowering phases over `repeat` lowerings."""
+    config, params, tokens, targets = setup(m, dim)
+    runs = []
+    for _ in range(repeat):
+        step = mpmd.jit(models.transformer_microbatched_step, config)
+        lowered = step.lower(params, tokens, targets)
+        runs.append(dict(lowered.timings, steps=len(lowered.plan.steps)))
+    return {key: float(np.median([run[key] for run in runs]))
+            for key in runs[0]}
+
+
+def main_partition_only(sizes: list[int], dim: int, repeat: int) -> None:
+    header = (f"{'M':>5} {'steps':>7} {'trace s':>8} {'partition s':>12} "
+              f"{'plan s':>7}")
+    print(f"transformer, {BLOCKS} blocks on 4 meshes, 1F1B: lowering only, "
+          f"median of {repeat}")
+    print(header)
+    print("-" * len(header))
+    measure_partition(2, dim, 1)  # warm-up
+    for m in sizes:
+        row = measure_partition(m, dim, repeat)
+        print(f"{m:>5} {int(row['steps']):>7} {row['trace']:>8.3f} "
+              f"{row['partition']:>12.3f} {row['plan']:>7.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--microbatches", default="8,32,128,512,1024")
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--dim", type=int, default=32)
+    parser.add_argument("--partition-only", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     sizes = [int(m) for m in args.microbatches.split(",")]
+    if args.partition_only:
+        main_partition_only(sizes, args.dim, args.repeat)
+        return
     header = (f"{'M':>5} {'trace s':>8} {'partition s':>12} {'plan s':>7} "
               f"{'compile s':>10} {'programs':>9} {'steps':>7} {'path s':>7} "
               f"{'vs first':>9} {'1st step s':>11} {'step ms':>8}")

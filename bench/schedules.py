@@ -7,7 +7,7 @@ one `mpmd.fori_loop` iteration each) over 4 meshes of 2 CPU devices,
 compiles it, checks once that the result equals `jax.jit` of the same step
 (rtol 1e-5), and reports (one row per schedule):
 
-  closed   the bubble fraction DESIGN.md section 5 gives for p = 4 equal
+  closed   the bubble fraction docs/architecture.md#optimize gives for p = 4 equal
            stages: (p-1)/(m+p-1) for gpipe and 1f1b, (p-1)/(v*m+p-1) with
            v = 2 for interleaved, (p-1)/(3m+p-1) for zero-bubble-h1
   sim      simulated bubble fraction with unit costs: F=1, B=2, W=1 for
@@ -97,7 +97,7 @@ def unit_costs(schedule: str) -> Costs:
 
 
 def closed_form(schedule: str, p: int, m: int, v: int) -> float:
-    """DESIGN.md section 5: the bubble of p equal stages (v per mesh)."""
+    """docs/architecture.md#optimize: the bubble of p equal stages (v per mesh)."""
     if schedule == "interleaved-1f1b":
         return (p - 1) / (v * m + p - 1)
     if schedule == "zero-bubble-h1":
@@ -105,21 +105,17 @@ def closed_form(schedule: str, p: int, m: int, v: int) -> float:
     return (p - 1) / (m + p - 1)
 
 
-def _base(origin: str) -> str:
-    return origin.split("(")[0]
-
-
 def blocks_only(costs: Costs, skip=("embed", "head")):
     """`costs`, with the origins in `skip` costing nothing: every mesh then
     holds the same work (2 blocks per microbatch), as the closed forms
     assume."""
     def cost(step: CallStep) -> float:
-        kept = [o for o in step.origins if _base(o) not in skip]
+        kept = [o for o in step.origins if o.name not in skip]
         if not kept:
             return 0.0
         if step.weight_gradient:
             return costs.weight_gradient
-        return sum(costs.backward if o.endswith(")") else costs.forward
+        return sum(costs.backward if o.is_backward else costs.forward
                    for o in kept)
     return cost
 
@@ -377,7 +373,7 @@ def main() -> None:
         print(f"{f'jax.jit, 1 CPU device ({blocks} blocks)':<73} "
               f"{seconds * 1000:>8.2f}")
     print()
-    print("  closed: DESIGN.md section 5 for p = 4 equal stages (v = 2 for "
+    print("  closed: docs/architecture.md#optimize for p = 4 equal stages (v = 2 for "
           "interleaved; F = B = W and every backward split for zero-bubble)")
     print("  sim: simulated bubble fraction, unit costs (F=1 B=2 W=1; "
           "zero-bubble-h1: F=B=W=1), inferred fragments and transfers 0")

@@ -36,6 +36,8 @@ _LAZY = {
     "Compiled": "mpmd.stages",
     "InputError": "mpmd.stages",
     "Lowered": "mpmd.stages",
+    "MpmdFunction": "mpmd.stages",
+    "Traced": "mpmd.stages",
     "jit": "mpmd.stages",
 }
 

@@ -4,17 +4,39 @@ The compiler runs in this process: each call uses a fresh MLIR context (with
 the mpmd, sdy and stablehlo dialects; ops of other dialects pass through
 opaquely) and releases the GIL while it works. It is independent of the MLIR
 that jaxlib bundles, so both can be used side by side.
+
+Two roads in: textual pass pipelines (`run_pipeline`, `compile_to_plan`; for
+people and tests, as with mpmd-opt), and `Partitioner`, which `mpmd.jit`
+uses: the program is parsed once and partitioned with typed options
+(`ImportOptions`, `OptimizeOptions`); no pipeline text is built.
 """
 
 from __future__ import annotations
 
-from typing import NoReturn, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from mpmd import _mpmd_compiler
 from mpmd.errors import CompilerError, Diagnostic
 
-__all__ = ["compile_to_plan", "op_catalog", "parse", "run_and_list_fragments",
-           "run_pipeline", "verify"]
+__all__ = ["FragmentKind", "ImportOptions", "OptimizeOptions", "Partitioner",
+           "ScheduleKind", "compile_to_plan", "fragment_kind_spellings",
+           "op_catalog", "parse", "run_pipeline", "schedule_kind_spellings",
+           "verify"]
+
+# The compiler's enums (TableGen, MpmdAttrs.td), bound by the extension.
+ScheduleKind = _mpmd_compiler.ScheduleKind
+FragmentKind = _mpmd_compiler.FragmentKind
+
+
+def schedule_kind_spellings() -> dict[str, ScheduleKind]:
+    """How pass options and messages spell each schedule kind."""
+    return dict(_mpmd_compiler.schedule_kinds())
+
+
+def fragment_kind_spellings() -> dict[str, FragmentKind]:
+    """How the compiler spells each fragment kind."""
+    return dict(_mpmd_compiler.fragment_kinds())
 
 DEFAULT_SOURCE_NAME = "<input>"
 
@@ -66,18 +88,87 @@ def compile_to_plan(text: str, pipeline: str, *,
         _raise_compiler_error(error)
 
 
-def run_and_list_fragments(text: str, pipeline: str, *,
-                           source_name: str = DEFAULT_SOURCE_NAME
-                           ) -> tuple[str, str]:
-    """Runs a pipeline (e.g. `mpmd-import{...}`) and returns the printed
-    module and the JSON list of its user fragments (origins, stage,
-    call_counter, mesh, kind, label, key) that schedules are written over.
+@dataclass(frozen=True)
+class ImportOptions:
+    """Where names, arguments and results go, and what inference may add."""
+
+    # name -> (mesh, stage or None); any string is a name.
+    assignment: Mapping[str, tuple[str, int | None]] = field(
+        default_factory=dict)
+    # flat argument / result index -> mesh.
+    input_assignment: Mapping[int, str] = field(default_factory=dict)
+    output_assignment: Mapping[int, str] = field(default_factory=dict)
+    infer_transfers: bool = False
+    infer_cross_mesh_reductions: bool = False
+
+
+@dataclass(frozen=True)
+class OptimizeOptions:
+    """The schedule, the split of backward fragments, and merges."""
+
+    schedule: ScheduleKind = ScheduleKind.NONE
+    split_backward: bool = False
+    # For ScheduleKind.EXPLICIT: called with the fragments (dicts, see
+    # Partitioner.partition) and returns {mesh: [fragment key, ...]}.
+    order: Callable[[list[dict[str, Any]]], Mapping[str, Sequence[str]]] \
+        | None = None
+    merge_rules: Sequence[tuple[str, str]] = ()
+    # Called with the fragments; returns more (label, label) merge rules.
+    merge_predicate: Callable[[list[dict[str, Any]]],
+                              Sequence[tuple[str, str]]] | None = None
+    merge_last_stage: bool = False
+
+
+class Partitioner:
+    """A program as JAX lowered it (with a topology), parsed once.
+
+        partitioner = Partitioner(text)
+        computations, tensors = partitioner.named_ops()
+        module, plan_json = partitioner.partition(ImportOptions(...),
+                                                  OptimizeOptions(...))
+
+    `partition` runs import, optimize, sharding and export in one pipeline
+    and may be called once. Exceptions raised by `order` or
+    `merge_predicate` propagate as they are.
     """
-    try:
-        return _mpmd_compiler.run_and_list_fragments(text, pipeline,
-                                                     source_name)
-    except _mpmd_compiler.DiagnosticError as error:
-        _raise_compiler_error(error)
+
+    def __init__(self, text: str, *,
+                 source_name: str = DEFAULT_SOURCE_NAME) -> None:
+        try:
+            self._native = _mpmd_compiler.Partitioner(text, source_name)
+        except _mpmd_compiler.DiagnosticError as error:
+            _raise_compiler_error(error)
+
+    def named_ops(self) -> tuple[list[str], list[str]]:
+        """The names of the program's named computations and named
+        tensors, each sorted."""
+        return self._native.named_ops()
+
+    def partition(self, imports: ImportOptions,
+                  optimize: OptimizeOptions) -> tuple[str, str]:
+        """Returns the printed MPMD program and its execution plan (JSON
+        text, see `mpmd.runtime.plan`). Raises CompilerError."""
+        try:
+            return self._native.partition(
+                assignment=[(name, mesh, stage) for name, (mesh, stage)
+                            in imports.assignment.items()],
+                input_assignment=_indexed(imports.input_assignment),
+                output_assignment=_indexed(imports.output_assignment),
+                infer_transfers=imports.infer_transfers,
+                infer_cross_mesh_reductions=(
+                    imports.infer_cross_mesh_reductions),
+                schedule=optimize.schedule,
+                split_backward=optimize.split_backward,
+                order=optimize.order,
+                merge_rules=list(optimize.merge_rules),
+                merge_predicate=optimize.merge_predicate,
+                merge_last_stage=optimize.merge_last_stage)
+        except _mpmd_compiler.DiagnosticError as error:
+            _raise_compiler_error(error)
+
+
+def _indexed(assignment: Mapping[int, str]) -> list[tuple[int, str, str]]:
+    return [(index, mesh, "") for index, mesh in sorted(assignment.items())]
 
 
 def op_catalog() -> list[dict[str, object]]:

@@ -10,8 +10,10 @@ from mpmd.errors import MpmdError
 
 __all__ = ["ConfigError", "MpmdConfig", "PartitioningOptions", "make_config"]
 
-# Names travel to the compiler inside pass options; keep them simple.
-_NAME = re.compile(r"^[A-Za-z0-9_.\-/()\[\]]+$")
+# Mesh names are spelled inside the topology attribute and the programs'
+# shardings; keep them simple. Assigned names (of named computations and
+# tensors) may be any non-empty string: they reach the compiler typed.
+_MESH_NAME = re.compile(r"^[A-Za-z0-9_.\-/()\[\]]+$")
 
 
 class ConfigError(MpmdError):
@@ -66,11 +68,18 @@ class MpmdConfig:
         return f"#mpmd.topology<{', '.join(meshes)}>"
 
 
-def _check_name(kind: str, name: Any) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+def _check_mesh_name(name: Any) -> str:
+    if not isinstance(name, str) or not _MESH_NAME.match(name):
         raise ConfigError(
-            f"{kind} {name!r} is not a valid name: use a non-empty string of "
-            "letters, digits and _ . - / ( ) [ ]")
+            f"mesh name {name!r} is not a valid name: use a non-empty string "
+            "of letters, digits and _ . - / ( ) [ ]")
+    return name
+
+
+def _check_assigned_name(name: Any) -> str:
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"assigned name {name!r} is not a valid name: "
+                          "names are non-empty strings")
     return name
 
 
@@ -106,7 +115,7 @@ def make_config(topology: Mapping[str, Any],
                           "e.g. {'m1': jax.sharding.Mesh(devices, ('x',))}")
     owner: dict[int, str] = {}
     for name, mesh in topology.items():
-        _check_name("mesh name", name)
+        _check_mesh_name(name)
         _check_mesh(name, mesh)
         for device in mesh.devices.flat:
             if device.id in owner:
@@ -117,7 +126,7 @@ def make_config(topology: Mapping[str, Any],
 
     normalized: dict[str, tuple[str, int | None]] = {}
     for name, target in assignment.items():
-        _check_name("assigned name", name)
+        _check_assigned_name(name)
         stage: int | None = None
         if isinstance(target, tuple):
             if len(target) != 2:

@@ -8,26 +8,32 @@ A schedule is one of:
 - a comparator: before(a, b) -> bool over FragmentInfo, true when `a` must
   run before `b` (asked for pairs on the same mesh only).
 
-Tables and comparators are evaluated here, over the fragments the import
-pipeline produced, into an explicit per-mesh order that the compiler's
-schedule pass applies (adding data dependencies and reporting cycles).
+The compiler calls back into Python while it partitions: tables and
+comparators are evaluated here, over the fragments the compiler reports
+(after import, and after the split of backward fragments when asked for),
+into an explicit per-mesh order that the compiler's schedule pass applies
+(adding data dependencies and reporting cycles). Merge predicates likewise
+become label pairs.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from mpmd.compiler import FragmentKind, ScheduleKind, schedule_kind_spellings
 from mpmd.errors import MpmdError
+from mpmd.origins import Origin, origins_from
 
-__all__ = ["BUILTIN_SCHEDULES", "FragmentInfo", "ScheduleError",
-           "explicit_order", "merge_pairs"]
+__all__ = ["BUILTIN_SCHEDULES", "FragmentInfo", "FragmentKind",
+           "ScheduleError", "ScheduleKind", "explicit_order", "merge_pairs"]
 
-BUILTIN_SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b", "zero-bubble-h1")
-
-_KINDS = {0: "F", 1: "B", 2: "FB", 3: "W"}
+# The schedules the compiler implements, by the names users give them
+# ("none" and "explicit" are not chosen by name).
+BUILTIN_SCHEDULES = tuple(
+    name for name, kind in schedule_kind_spellings().items()
+    if kind not in (ScheduleKind.NONE, ScheduleKind.EXPLICIT))
 
 
 class ScheduleError(MpmdError):
@@ -36,33 +42,34 @@ class ScheduleError(MpmdError):
 
 @dataclass(frozen=True)
 class FragmentInfo:
-    """What identifies a fragment: its origins (`layer1`, `layer1(1)` for the
-    first transpose), stage, call counter (the microbatch) and mesh."""
+    """What identifies a fragment, as the compiler reports it: its origins
+    (name and transpose count each), stage, call counter (the microbatch),
+    mesh and kind; `label` (origins without the call counter, e.g.
+    `layer1(1)`) and `key` (`layer1(1)#3`, unique on a mesh) are how tables
+    and merge rules name it."""
 
-    origins: tuple[str, ...]
+    origins: tuple[Origin, ...]
     stage: int | None
     call_counter: int | None
     mesh: str
-    kind: str  # "F", "B", "W" (weight gradient) or "FB" (merged)
+    kind: FragmentKind
     label: str
     key: str
 
     @property
     def transpose_count(self) -> int:
         """The largest transpose count among the origins."""
-        counts = [int(o[o.rfind("(") + 1:-1]) if o.endswith(")") else 0
-                  for o in self.origins]
-        return max(counts, default=0)
+        return max((o.transpose_count for o in self.origins), default=0)
 
     @property
     def microbatch(self) -> int:
         return self.call_counter or 0
 
     @classmethod
-    def list_from_json(cls, text: str) -> list["FragmentInfo"]:
-        return [cls(tuple(f["origins"]), f.get("stage"),
-                    f.get("call_counter"), f["mesh"], _KINDS[f["kind"]],
-                    f["label"], f["key"]) for f in json.loads(text)]
+    def from_compiler(cls, entry: Mapping[str, Any]) -> "FragmentInfo":
+        return cls(origins_from(entry["origins"]), entry["stage"],
+                   entry["call_counter"], entry["mesh"], entry["kind"],
+                   entry["label"], entry["key"])
 
 
 def _key(entry: Any) -> str:
@@ -127,28 +134,29 @@ def _sort_by_comparator(mesh: str, items: list[FragmentInfo],
 
 def merge_pairs(rules: Sequence[tuple[str, str]] | Callable[
         [FragmentInfo, FragmentInfo], bool],
-        fragments: Sequence[FragmentInfo]) -> list[str]:
-    """Merge rules as `A:B` label pairs for the compiler. A predicate is
+        fragments: Sequence[FragmentInfo]) -> list[tuple[str, str]]:
+    """Merge rules as (label, label) pairs for the compiler. A predicate is
     asked for every pair of fragments of one mesh and microbatch."""
     if not callable(rules):
         pairs = []
         for rule in rules:
-            if not (isinstance(rule, tuple) and len(rule) == 2):
+            if not (isinstance(rule, tuple) and len(rule) == 2
+                    and all(isinstance(label, str) for label in rule)):
                 raise ScheduleError(f"a merge rule is a pair of fragment "
                                     f"labels, e.g. ('layer3', 'layer3(1)'); "
                                     f"got {rule!r}")
-            pairs.append(f"{rule[0]}:{rule[1]}")
+            pairs.append(rule)
         return pairs
     groups: dict[tuple[str, int], list[FragmentInfo]] = {}
     for fragment in fragments:
         groups.setdefault((fragment.mesh, fragment.microbatch), []).append(
             fragment)
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     for items in groups.values():
         for i, a in enumerate(items):
             for b in items[i + 1:]:
                 if rules(a, b):
-                    pair = f"{a.label}:{b.label}"
+                    pair = (a.label, b.label)
                     if pair not in found:
                         found.append(pair)
     return found

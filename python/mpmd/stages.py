@@ -13,30 +13,32 @@ program and mesh; calling runs the plan on jax.Arrays.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
-import re
 import time
 import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from mpmd.compiler import compile_to_plan
+from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
+                           ScheduleKind, schedule_kind_spellings)
 from mpmd.config import ConfigError, MpmdConfig
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.runtime import processes
 from mpmd.runtime.executor import PlanExecutor, sharding_for
 from mpmd.runtime.plan import ExecutionPlan, format_layout
 from mpmd.runtime.trace import Trace, TraceRecorder
+from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.shardings import (ShardingError, add_entry_shardings, flat_prefix,
                             input_placements, output_placements)
 
 __all__ = ["Compiled", "InputError", "Lowered", "MpmdFunction",
-           "NamedShardings", "jit"]
+           "NamedShardings", "Traced", "jit"]
 
 
 class InputError(MpmdError):
@@ -50,16 +52,6 @@ class NamedShardings:
 
     inputs: Any
     outputs: Any
-
-
-_ORIGIN = re.compile(r'#mpmd\.user_origin<"((?:[^"\\]|\\.)*)"')
-_NAMED_TENSOR = re.compile(
-    r'"mpmd\.named_tensor"\([^)]*\)\s*<\{name\s*=\s*"((?:[^"\\]|\\.)*)"')
-
-
-def _used_names(module_text: str) -> tuple[set[str], set[str]]:
-    return set(_ORIGIN.findall(module_text)), set(
-        _NAMED_TENSOR.findall(module_text))
 
 
 def _flat_io_assignment(spec: Any, tree: Any, count: int,
@@ -82,84 +74,74 @@ def _flat_io_assignment(spec: Any, tree: Any, count: int,
     return {i: mesh for i, mesh in enumerate(leaves) if mesh is not None}
 
 
-def _import_pipeline(config: MpmdConfig, inputs: dict[int, str],
-                     outputs: dict[int, str]) -> str:
-    assignment = ",".join(
-        f"{name}={mesh}" + (f":{stage}" if stage is not None else "")
-        for name, (mesh, stage) in config.assignment.items())
-    options = []
-    if assignment:
-        options.append(f"assignment={assignment}")
-    if inputs:
-        options.append("input-assignment=" +
-                       ",".join(f"{i}={m}" for i, m in sorted(inputs.items())))
-    if outputs:
-        options.append("output-assignment=" +
-                       ",".join(f"{i}={m}" for i, m in sorted(outputs.items())))
-    opts = config.partitioning_options
-    options.append(f"infer-transfers={str(opts.infer_transfers).lower()}")
-    options.append("infer-cross-mesh-reductions="
-                   f"{str(opts.infer_cross_mesh_reductions).lower()}")
-    passes = [f"mpmd-import{{{' '.join(options)}}}"]
-    if opts.split_backward or opts.pipeline_schedule == "zero-bubble-h1":
-        passes.append("mpmd-split-backward")
-    return ",".join(passes)
-
-
-def _optimize_pipeline(config: MpmdConfig,
-                       order: dict[str, list[str]] | None,
-                       merge_rules: list[str]) -> str:
-    """Schedule and merges (the program is already imported)."""
-    opts = config.partitioning_options
-    passes = []
-    if order is not None:
-        entries = ",".join(f"{mesh}={'|'.join(keys)}"
-                           for mesh, keys in order.items())
-        passes.append(f"mpmd-schedule{{schedule=explicit order={entries}}}")
-    elif isinstance(opts.pipeline_schedule, str):
-        passes.append(f"mpmd-schedule{{schedule={opts.pipeline_schedule}}}")
-    merge = []
-    if merge_rules:
-        merge.append(f"rules={','.join(merge_rules)}")
-    if opts.merge_last_stage:
-        merge.append("merge-last-stage=true")
-    if merge:
-        passes.append(f"mpmd-merge-fragments{{{' '.join(merge)}}}")
-    passes.append("mpmd-sharding")
-    passes.append("mpmd-export")
-    return ",".join(passes)
-
-
-def _partition(config: MpmdConfig, text: str, inputs: dict[int, str],
-               outputs: dict[int, str]) -> tuple[str, str]:
-    """Runs import, schedule, merges and export; returns the exported module
-    and its plan. Tables, comparators and merge predicates are evaluated
-    over the imported program's fragments in between."""
-    from mpmd.compiler import run_and_list_fragments  # noqa: PLC0415
-    from mpmd.schedules import (  # noqa: PLC0415
-        FragmentInfo, explicit_order, merge_pairs)
-
+def _partition(config: MpmdConfig, partitioner: Partitioner,
+               inputs: dict[int, str], outputs: dict[int, str]
+               ) -> tuple[str, str]:
+    """Runs import, optimize, sharding and export with the config's options;
+    returns the exported module and its plan. Tables, comparators and merge
+    predicates are evaluated when the compiler calls back with the
+    program's fragments."""
     opts = config.partitioning_options
     schedule = opts.pipeline_schedule
-    rules = opts.fragment_merge_rules
-    needs_fragments = (schedule is not None and not isinstance(schedule, str)) \
-        or callable(rules)
-    import_pipeline = _import_pipeline(config, inputs, outputs)
-    if not needs_fragments:
-        return compile_to_plan(
-            text, import_pipeline + "," + _optimize_pipeline(
-                config, None, merge_pairs(rules or (), [])),
-            source_name="<jax>")
-    imported, fragments_json = run_and_list_fragments(
-        text, import_pipeline, source_name="<jax>")
-    fragments = FragmentInfo.list_from_json(fragments_json)
-    order = (explicit_order(schedule, fragments)
-             if schedule is not None and not isinstance(schedule, str)
-             else None)
-    return compile_to_plan(
-        imported, _optimize_pipeline(config, order,
-                                     merge_pairs(rules or (), fragments)),
-        source_name="<imported>")
+    rules = opts.fragment_merge_rules or ()
+    order = None
+    if schedule is None:
+        kind = ScheduleKind.NONE
+    elif isinstance(schedule, str):
+        kind = schedule_kind_spellings()[schedule]
+    else:
+        kind = ScheduleKind.EXPLICIT
+
+        def order(fragments):
+            return explicit_order(schedule, _fragment_infos(fragments))
+    merge_predicate = None
+    if callable(rules):
+        predicate, rules = rules, ()
+
+        def merge_predicate(fragments):
+            return merge_pairs(predicate, _fragment_infos(fragments))
+    return partitioner.partition(
+        ImportOptions(config.assignment, inputs, outputs,
+                      opts.infer_transfers, opts.infer_cross_mesh_reductions),
+        OptimizeOptions(kind, opts.split_backward, order,
+                        merge_pairs(rules, []), merge_predicate,
+                        opts.merge_last_stage))
+
+
+def _fragment_infos(fragments: list[dict[str, Any]]) -> list[FragmentInfo]:
+    return [FragmentInfo.from_compiler(entry) for entry in fragments]
+
+
+def _dialect(dialect: str | None) -> str:
+    if dialect in (None, "mpmd"):
+        return "mpmd"
+    if dialect == "stablehlo":
+        return "stablehlo"
+    raise MpmdError(f"not supported yet: dialect {dialect!r}; an MPMD program "
+                    "is available as 'mpmd' (the partitioned program) or "
+                    "'stablehlo' (what JAX lowered)")
+
+
+def _program_shardings(mesh: Mesh, layouts: Sequence[Any]
+                       ) -> list[NamedSharding] | None:
+    from mpmd.runtime.executor import partition_spec  # noqa: PLC0415
+
+    return [NamedSharding(mesh, partition_spec(layout))
+            for layout in layouts] or None
+
+
+def _total_cost(plan: ExecutionPlan, costs: dict[str, Any]
+                ) -> dict[str, float]:
+    """Per-program cost dicts (XLA's), weighted by calls per step, summed."""
+    total: dict[str, float] = {}
+    for name, cost in costs.items():
+        if isinstance(cost, (list, tuple)):  # one dict per device
+            cost = cost[0] if cost else {}
+        calls = plan.programs[name].num_calls
+        for key, value in (cost or {}).items():
+            if isinstance(value, (int, float)):
+                total[key] = total.get(key, 0.0) + calls * float(value)
+    return total
 
 
 def _add_topology(module: Any, topology: str) -> Any:
@@ -210,11 +192,13 @@ class Lowered:
 
     def __init__(self, config: MpmdConfig, mpmd_text: str,
                  plan: ExecutionPlan, in_tree: Any, out_tree: Any,
-                 jax_text: str, static_argnums: frozenset[int] = frozenset()):
+                 jax_text: str, static_argnums: frozenset[int] = frozenset(),
+                 jax_module: Any = None):
         self.config = config
         self.plan = plan
         self._mpmd_text = mpmd_text
         self._jax_text = jax_text
+        self._jax_module = jax_module
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.static_argnums = static_argnums
@@ -227,14 +211,52 @@ class Lowered:
         # Compiled.timings adds "compile" (XLA, every program).
         self.timings: dict[str, float] = {}
 
-    def as_text(self) -> str:
-        """The exported MPMD program (main function plus one function per
-        distinct SPMD program)."""
-        return self._mpmd_text
+    def as_text(self, dialect: str | None = None) -> str:
+        """The program as text. `None` or "mpmd": the exported MPMD program
+        (main function plus one function per distinct SPMD program);
+        "stablehlo": what JAX lowered, with the topology, before
+        partitioning (generic form)."""
+        if _dialect(dialect) == "mpmd":
+            return self._mpmd_text
+        return self._jax_text
 
     def jax_text(self) -> str:
-        """What JAX lowered, before partitioning (generic form)."""
+        """What JAX lowered, before partitioning (`as_text("stablehlo")`)."""
         return self._jax_text
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The program as an MLIR module of jaxlib's bindings (as
+        `jax.stages.Lowered.compiler_ir`): "stablehlo" is JAX's module with
+        the topology; `None` or "mpmd" the partitioned program, parsed with
+        the mpmd dialect left opaque (jaxlib does not know it)."""
+        from jax._src.interpreters import mlir as jax_mlir  # noqa: PLC0415
+        from jax._src.lib.mlir import ir  # noqa: PLC0415
+
+        if _dialect(dialect) == "stablehlo":
+            return self._jax_module
+        from mpmd.compiler import parse  # noqa: PLC0415
+
+        context = jax_mlir.make_ir_context()
+        context.allow_unregistered_dialects = True
+        with context:
+            return ir.Module.parse(parse(self._mpmd_text, generic=True))
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's estimate (before compiling) of one call: each program's
+        cost analysis times the number of times the plan calls it, summed
+        (`flops`, `bytes accessed`, ...)."""
+        from mpmd.runtime.program import lower_program  # noqa: PLC0415
+
+        topology = dict(self.config.topology)
+        costs = {}
+        for name, spec in self.plan.programs.items():
+            mesh = topology[spec.mesh]
+            costs[name] = lower_program(
+                spec.module, mesh, name=name,
+                in_shardings=_program_shardings(mesh, spec.in_shardings),
+                out_shardings=_program_shardings(mesh, spec.out_shardings)
+            ).cost_analysis()
+        return _total_cost(self.plan, costs)
 
     @property
     def function_named_shardings(self) -> NamedShardings:
@@ -303,6 +325,31 @@ class Compiled:
         self.timings: dict[str, float] = dict(lowered.timings)
 
     @property
+    def in_tree(self) -> Any:
+        return self.lowered.in_tree
+
+    @property
+    def out_tree(self) -> Any:
+        return self.lowered.out_tree
+
+    def as_text(self) -> str:
+        """What XLA compiled: each program's optimized HLO, headed by its
+        name and mesh (programs of other processes' meshes are left out)."""
+        parts = []
+        for name, program in self.executor.programs.items():
+            parts.append(f"// program {name} on mesh "
+                         f"{self.plan.programs[name].mesh}\n"
+                         f"{program.compiled.as_text()}")
+        return "\n".join(parts)
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost analysis of one call: each compiled program's times
+        the number of times the plan calls it, summed."""
+        return _total_cost(self.plan, {
+            name: program.compiled.cost_analysis()
+            for name, program in self.executor.programs.items()})
+
+    @property
     def plan(self) -> ExecutionPlan:
         return self.lowered.plan
 
@@ -353,7 +400,11 @@ class Compiled:
         for index, (value, spec, sharding) in enumerate(
                 zip(leaves, plan.inputs, self._input_shardings)):
             if not hasattr(value, "dtype"):
+                # A Python scalar, typed as jax.jit types it (float32
+                # unless x64 is on).
                 value = np.asarray(value)
+                value = value.astype(jax.dtypes.canonicalize_dtype(
+                    value.dtype))
             if tuple(value.shape) != spec.shape or value.dtype != spec.dtype:
                 raise InputError(
                     f"argument {self._where(args, kwargs, index)} has shape "
@@ -374,6 +425,70 @@ class Compiled:
         """The pytree path of flat argument `index`, for error messages."""
         paths = jax.tree_util.tree_flatten_with_path((tuple(args), kwargs))[0]
         return jax.tree_util.keystr(paths[index][0]) or f"[{index}]"
+
+
+@contextlib.contextmanager
+def _frontend(config: MpmdConfig) -> Iterator[None]:
+    """What tracing and lowering for MPMD need: named computations emitted
+    as mpmd ops, each seeing its mesh, loop bodies traced once; a concrete
+    sharding of several meshes inside becomes a ShardingError."""
+    from mpmd.frontend import (  # noqa: PLC0415
+        emit_named_computations, named_computation_meshes, traced_bodies)
+
+    topology = dict(config.topology)
+    meshes = {name: topology[mesh].abstract_mesh
+              for name, (mesh, _) in config.assignment.items()}
+    with emit_named_computations(), named_computation_meshes(meshes), \
+            traced_bodies():
+        try:
+            yield
+        except ValueError as error:
+            if "incompatible devices" not in str(error):
+                raise
+            raise ShardingError(
+                "the function uses concrete shardings of several meshes "
+                "inside (with_sharding_constraint or shard_map with a "
+                "jax.sharding.Mesh); inside a named computation give a "
+                "PartitionSpec (it resolves on the computation's mesh) "
+                "or mesh.abstract_mesh instead. JAX said: "
+                f"{error}") from None
+
+
+class Traced:
+    """A function traced by JAX for MPMD, not partitioned yet (the shape of
+    `jax.stages.Traced`): `jaxpr`, `out_info`, `lower()`."""
+
+    def __init__(self, function: "MpmdFunction", traced: Any,
+                 leaves: list[Any], paths: list[str],
+                 static: frozenset[int], start: float):
+        self._function = function
+        self._jax = traced
+        self._leaves = leaves
+        self._paths = paths
+        self._static = static
+        self._start = start
+
+    @property
+    def jaxpr(self) -> Any:
+        """The traced program (a ClosedJaxpr) with its named computations."""
+        return self._jax.jaxpr
+
+    @property
+    def out_info(self) -> Any:
+        """Shapes and dtypes of the results, as a pytree."""
+        return self._jax.out_info
+
+    @property
+    def in_tree(self) -> Any:
+        return self._jax.in_tree
+
+    @property
+    def fun_name(self) -> str:
+        return self._jax.fun_name
+
+    def lower(self) -> "Lowered":
+        """Lowers with JAX and partitions with the mpmd compiler."""
+        return self._function._lower_traced(self)
 
 
 class MpmdFunction:
@@ -398,10 +513,9 @@ class MpmdFunction:
             donate_argnums, int) else tuple(donate_argnums))
         self._cache: dict[Any, Compiled] = {}
 
-    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
-        from mpmd.frontend import (  # noqa: PLC0415
-            emit_named_computations, named_computation_meshes, traced_bodies)
-
+    def trace(self, *args: Any, **kwargs: Any) -> "Traced":
+        """Traces the function with JAX for these arguments (as
+        `jax.jit(f).trace`); `.lower()` partitions it."""
         start = time.perf_counter()
         static = _normalize_argnums(self.static_argnums, len(args))
         dynamic, _ = _split_static(args, static)
@@ -415,27 +529,23 @@ class MpmdFunction:
         abstract = iter(abstract_args)
         call_args = [a if i in static else next(abstract)
                      for i, a in enumerate(args)]
-
-        topology = dict(self.config.topology)
-        meshes = {name: topology[mesh].abstract_mesh
-                  for name, (mesh, _) in self.config.assignment.items()}
         jitted = jax.jit(self.fn, keep_unused=True,
                          static_argnums=self.static_argnums,
                          donate_argnums=self.donate_argnums)
-        with emit_named_computations(), named_computation_meshes(meshes), \
-                traced_bodies():
-            try:
-                lowered = jitted.lower(*call_args, **abstract_kwargs)
-            except ValueError as error:
-                if "incompatible devices" not in str(error):
-                    raise
-                raise ShardingError(
-                    "the function uses concrete shardings of several meshes "
-                    "inside (with_sharding_constraint or shard_map with a "
-                    "jax.sharding.Mesh); inside a named computation give a "
-                    "PartitionSpec (it resolves on the computation's mesh) "
-                    "or mesh.abstract_mesh instead. JAX said: "
-                    f"{error}") from None
+        with _frontend(self.config):
+            traced = jitted.trace(*call_args, **abstract_kwargs)
+        return Traced(self, traced, leaves, paths, static, start)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Traces and partitions the function for these arguments."""
+        return self.trace(*args, **kwargs).lower()
+
+    def _lower_traced(self, traced: "Traced") -> Lowered:
+        start, leaves, paths, static = (traced._start, traced._leaves,
+                                        traced._paths, traced._static)
+        topology = dict(self.config.topology)
+        with _frontend(self.config):
+            lowered = traced._jax.lower()
         # JAX caches its lowering and hands out the same module again: the
         # attributes are added to a copy.
         module = lowered.compiler_ir("stablehlo").operation.clone()
@@ -467,7 +577,8 @@ class MpmdFunction:
                             topology)
         text = module.get_asm(print_generic_op_form=True,
                               enable_debug_info=True)
-        computations, tensors = _used_names(text)
+        partitioner = Partitioner(text, source_name="<jax>")
+        computations, tensors = map(set, partitioner.named_ops())
         missing = sorted(computations - set(self.config.assignment))
         if missing:
             raise ConfigError(
@@ -480,10 +591,10 @@ class MpmdFunction:
                           "named_computation or named_tensor", stacklevel=2)
         inputs = {i: p.mesh for i, p in in_placements.items()}
         outputs = {i: p.mesh for i, p in out_placements.items()}
-        traced = time.perf_counter()
+        traced_at = time.perf_counter()
         try:
-            mpmd_text, plan_json = _partition(self.config, text, inputs,
-                                              outputs)
+            mpmd_text, plan_json = _partition(self.config, partitioner,
+                                              inputs, outputs)
         except CompilerError as error:
             pinned = [f"{paths[i]} on {p.mesh!r}"
                       for i, p in in_placements.items()
@@ -500,12 +611,12 @@ class MpmdFunction:
         partitioned = time.perf_counter()
         plan = ExecutionPlan.from_json(plan_json)
         lowered_mpmd = Lowered(self.config, mpmd_text, plan, in_tree,
-                               out_tree, text, static)
+                               out_tree, text, static, module)
         lowered_mpmd.argument_paths = paths
         lowered_mpmd.function_name = getattr(self.fn, "__name__",
                                              plan.function)
-        lowered_mpmd.timings = {"trace": traced - start,
-                                "partition": partitioned - traced,
+        lowered_mpmd.timings = {"trace": traced_at - start,
+                                "partition": partitioned - traced_at,
                                 "plan": time.perf_counter() - partitioned}
         return lowered_mpmd
 

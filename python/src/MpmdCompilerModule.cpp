@@ -13,7 +13,11 @@
 #include "mpmd/InitAll.h"
 #include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Common/ModuleUtils.h"
+#include "mpmd/Transforms/Common/OptionParsers.h"
 #include "mpmd/Transforms/Export/Passes.h"
+#include "mpmd/Transforms/Import/Passes.h"
+#include "mpmd/Transforms/Optimize/Passes.h"
+#include "mpmd/Transforms/Sharding/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -36,8 +40,15 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -185,44 +196,19 @@ mlir::LogicalResult buildPipeline(llvm::StringRef pipeline,
   if (anchored.consume_front(mlir::ModuleOp::getOperationName()) &&
       anchored.ltrim().starts_with("(") && anchored.ends_with(")"))
     elements = anchored.ltrim().drop_front().drop_back();
-  std::string report;
+  std::string report, optionError;
   llvm::raw_string_ostream os(report);
-  if (mlir::succeeded(mlir::parsePassPipeline(elements, pm, os)))
+  mlir::mpmd::optionErrorSink = &optionError;
+  mlir::LogicalResult parsed = mlir::parsePassPipeline(elements, pm, os);
+  mlir::mpmd::optionErrorSink = nullptr;
+  if (mlir::succeeded(parsed))
     return mlir::success();
   error = pipelineDiagnostic(report, elements.data() - pipeline.data());
+  // What was wrong with an mpmd option's value, which the parser's report
+  // leaves out.
+  if (!optionError.empty())
+    error.message += ": " + optionError;
   return mlir::failure();
-}
-
-/// The user fragments of the entry functions, as schedules see them.
-mlir::FailureOr<std::string> describeFragments(mlir::ModuleOp module) {
-  mlir::FailureOr<llvm::SmallVector<mlir::func::FuncOp>> entries =
-      mlir::mpmd::getEntryFunctions(module);
-  if (mlir::failed(entries))
-    return mlir::failure();
-  llvm::json::Array fragments;
-  for (mlir::func::FuncOp func : *entries)
-    for (auto fragment : func.getBody().getOps<mlir::mpmd::FragmentOp>()) {
-      if (!fragment.isUserFragment())
-        continue;
-      mlir::mpmd::FragmentInfo info = mlir::mpmd::getFragmentInfo(fragment);
-      llvm::json::Array origins;
-      for (const std::string &origin : info.origins)
-        origins.push_back(origin);
-      llvm::json::Object object{{"origins", std::move(origins)},
-                                {"mesh", info.mesh},
-                                {"kind", info.kind},
-                                {"label", info.label()},
-                                {"key", info.key()}};
-      if (info.stage)
-        object["stage"] = *info.stage;
-      if (info.callCounter)
-        object["call_counter"] = *info.callCounter;
-      fragments.push_back(std::move(object));
-    }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::json::Value(std::move(fragments));
-  return text;
 }
 
 /// The reason of the last LLVM fatal error on this thread, kept for the
@@ -299,26 +285,24 @@ std::string writeReproducer(llvm::StringRef text, const std::string *pipeline) {
   return path.str().str();
 }
 
-void compileUnsafe(CompileOutcome &outcome, CompilerPosition &position,
-                   const std::string &text, const std::string *pipeline,
-                   bool generic, const std::string &sourceName,
-                   bool withPlan, bool withFragments);
+/// What a guarded compiler run does: fills the outcome, keeps `position`
+/// up to date, and sets `pipeline` to the textual pipeline it runs (for a
+/// reproducer).
+using CompileBody = llvm::function_ref<void(
+    CompileOutcome &outcome, CompilerPosition &position, std::string &pipeline)>;
 
-/// Runs the compiler on `text`. A crash inside it (a signal, or an LLVM
-/// fatal error) does not take the Python process down: it becomes a failure
+/// Runs `body` on `text`. A crash inside it (a signal, or an LLVM fatal
+/// error) does not take the Python process down: it becomes a failure
 /// naming the pass and op, with a reproducer written for `mpmd-opt`.
-CompileOutcome compile(const std::string &text, const std::string *pipeline,
-                       bool generic, const std::string &sourceName,
-                       bool withPlan = false, bool withFragments = false) {
+CompileOutcome runGuarded(const std::string &text, CompileBody body) {
   CompileOutcome outcome;
   CompilerPosition position;
+  std::string ranPipeline;
   fatalErrorReason.clear();
   llvm::CrashRecoveryContext recovery;
-  if (recovery.RunSafely([&] {
-        compileUnsafe(outcome, position, text, pipeline, generic, sourceName,
-                      withPlan, withFragments);
-      }))
+  if (recovery.RunSafely([&] { body(outcome, position, ranPipeline); }))
     return outcome;
+  const std::string *pipeline = ranPipeline.empty() ? nullptr : &ranPipeline;
   // What the crashed run built is abandoned: its context may be corrupt.
   CompileOutcome crashed;
   crashed.diagnostics = outcome.diagnostics;
@@ -339,58 +323,79 @@ CompileOutcome compile(const std::string &text, const std::string *pipeline,
   return crashed;
 }
 
-void compileUnsafe(CompileOutcome &outcome, CompilerPosition &position,
-                   const std::string &text, const std::string *pipeline,
-                   bool generic, const std::string &sourceName,
-                   bool withPlan, bool withFragments) {
-  CompilerSession session(outcome.diagnostics);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      parseModule(session.getContext(), text, sourceName);
-  if (!module) {
-    outcome.failureSummary = "failed to parse or verify the module";
-    return;
+/// A pass manager on the module that tracks `position`. It verifies once
+/// after the whole pipeline (the callers do) rather than after each pass:
+/// on unrolled programs that halves the compiler's time. mpmd-opt (and the
+/// lit tests) still verify after each pass.
+std::unique_ptr<mlir::PassManager> makePassManager(mlir::MLIRContext &context,
+                                                   CompilerPosition &position) {
+  auto pm = std::make_unique<mlir::PassManager>(
+      &context, mlir::ModuleOp::getOperationName());
+  pm->addInstrumentation(std::make_unique<TrackPosition>(position));
+  pm->enableVerifier(false);
+  return pm;
+}
+
+/// Runs `pm` on `module` and verifies the result; `what` names the
+/// pipeline in the failure summary.
+bool runAndVerify(mlir::PassManager &pm, mlir::ModuleOp module,
+                  const std::string &what, CompileOutcome &outcome) {
+  if (mlir::failed(pm.run(module))) {
+    outcome.failureSummary = what + " failed";
+    return false;
   }
-  if (pipeline) {
-    mlir::PassManager pm(&session.getContext(),
-                         mlir::ModuleOp::getOperationName());
-    pm.addInstrumentation(std::make_unique<TrackPosition>(position));
-    // Verified once after the whole pipeline (below) rather than after each
-    // pass: on unrolled programs that halves the compiler's time. mpmd-opt
-    // (and the lit tests) still verify after each pass.
-    pm.enableVerifier(false);
-    CollectedDiagnostic pipelineError;
-    if (mlir::failed(buildPipeline(*pipeline, pm, pipelineError))) {
-      outcome.failureSummary = "invalid pass pipeline '" + *pipeline + "'";
-      outcome.diagnostics.push_back(std::move(pipelineError));
-      return;
-    }
-    if (mlir::failed(pm.run(*module))) {
-      outcome.failureSummary = "pass pipeline '" + *pipeline + "' failed";
-      return;
-    }
-    if (mlir::failed(mlir::verify(*module))) {
-      outcome.failureSummary =
-          "module failed to verify after pass pipeline '" + *pipeline + "'";
-      return;
-    }
+  if (mlir::failed(mlir::verify(module))) {
+    outcome.failureSummary = "module failed to verify after " + what;
+    return false;
   }
-  if (withPlan) {
-    mlir::FailureOr<std::string> plan = mlir::mpmd::buildExecutionPlan(*module);
-    if (mlir::failed(plan)) {
-      outcome.failureSummary = "could not build the execution plan";
+  return true;
+}
+
+/// Adds the execution plan to `outcome`; false (with the summary set) when
+/// the module is not an exported program.
+bool addPlan(mlir::ModuleOp module, CompileOutcome &outcome) {
+  mlir::FailureOr<std::string> plan = mlir::mpmd::buildExecutionPlan(module);
+  if (mlir::failed(plan)) {
+    outcome.failureSummary = "could not build the execution plan";
+    return false;
+  }
+  outcome.plan = std::move(*plan);
+  return true;
+}
+
+/// Parses `text`, runs the textual `pipeline` (if any) and prints the
+/// result (with the plan when asked for).
+CompileOutcome compile(const std::string &text, const std::string *pipeline,
+                       bool generic, const std::string &sourceName,
+                       bool withPlan = false) {
+  return runGuarded(text, [&](CompileOutcome &outcome,
+                              CompilerPosition &position,
+                              std::string &ranPipeline) {
+    CompilerSession session(outcome.diagnostics);
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        parseModule(session.getContext(), text, sourceName);
+    if (!module) {
+      outcome.failureSummary = "failed to parse or verify the module";
       return;
     }
-    outcome.plan = std::move(*plan);
-  }
-  if (withFragments) {
-    mlir::FailureOr<std::string> infos = describeFragments(*module);
-    if (mlir::failed(infos)) {
-      outcome.failureSummary = "could not list the fragments";
-      return;
+    if (pipeline) {
+      ranPipeline = *pipeline;
+      std::unique_ptr<mlir::PassManager> pm =
+          makePassManager(session.getContext(), position);
+      CollectedDiagnostic pipelineError;
+      if (mlir::failed(buildPipeline(*pipeline, *pm, pipelineError))) {
+        outcome.failureSummary = "invalid pass pipeline '" + *pipeline + "'";
+        outcome.diagnostics.push_back(std::move(pipelineError));
+        return;
+      }
+      if (!runAndVerify(*pm, *module, "pass pipeline '" + *pipeline + "'",
+                        outcome))
+        return;
     }
-    outcome.plan = std::move(*infos);
-  }
-  outcome.text = printModule(*module, generic);
+    if (withPlan && !addPlan(*module, outcome))
+      return;
+    outcome.text = printModule(*module, generic);
+  });
 }
 
 nb::object toPython(const CollectedDiagnostic &diag) {
@@ -409,18 +414,8 @@ struct PythonCategories {
 /// Returns the printed module or raises DiagnosticError; warnings of a
 /// successful run become Python warnings. The C++ part runs without the GIL
 /// so other Python threads (and JAX) keep going.
-CompileOutcome compileOrRaise(const PythonCategories &categories,
-                              const std::string &text,
-                              const std::string *pipeline, bool generic,
-                              const std::string &sourceName,
-                              bool withPlan = false,
-                              bool withFragments = false) {
-  CompileOutcome outcome;
-  {
-    nb::gil_scoped_release release;
-    outcome = compile(text, pipeline, generic, sourceName, withPlan,
-                      withFragments);
-  }
+CompileOutcome raiseOnFailure(const PythonCategories &categories,
+                              CompileOutcome outcome) {
   if (outcome.text) {
     for (const CollectedDiagnostic &diag : outcome.diagnostics) {
       if (diag.severity != "warning")
@@ -440,6 +435,248 @@ CompileOutcome compileOrRaise(const PythonCategories &categories,
                   nb::make_tuple(outcome.failureSummary, diagnostics).ptr());
   throw nb::python_error();
 }
+
+CompileOutcome compileOrRaise(const PythonCategories &categories,
+                              const std::string &text,
+                              const std::string *pipeline, bool generic,
+                              const std::string &sourceName,
+                              bool withPlan = false) {
+  CompileOutcome outcome;
+  {
+    nb::gil_scoped_release release;
+    outcome = compile(text, pipeline, generic, sourceName, withPlan);
+  }
+  return raiseOnFailure(categories, std::move(outcome));
+}
+
+
+/// A Python exception raised by a client's schedule or merge predicate
+/// inside a compile; re-raised once the compile is over.
+struct PendingPythonError {
+  std::unique_ptr<nb::python_error> error;
+};
+
+nb::list fragmentsToPython(llvm::ArrayRef<mlir::mpmd::FragmentInfo> infos) {
+  nb::list list;
+  for (const mlir::mpmd::FragmentInfo &info : infos) {
+    nb::list origins;
+    for (const mlir::mpmd::Origin &origin : info.origins)
+      origins.append(nb::make_tuple(origin.name, origin.transposeCount));
+    nb::dict entry;
+    entry["origins"] = nb::tuple(origins);
+    entry["stage"] = info.stage ? nb::cast(*info.stage) : nb::none();
+    entry["call_counter"] =
+        info.callCounter ? nb::cast(*info.callCounter) : nb::none();
+    entry["mesh"] = info.mesh;
+    entry["kind"] = info.kind;
+    entry["label"] = info.label();
+    entry["key"] = info.key();
+    list.append(entry);
+  }
+  return list;
+}
+
+/// Calls a client function over the fragments, with the GIL, and converts
+/// its result; a Python exception is kept in `pending`.
+template <typename T>
+std::optional<T> callClient(const nb::callable &function,
+                            llvm::ArrayRef<mlir::mpmd::FragmentInfo> infos,
+                            PendingPythonError &pending, std::string &error,
+                            llvm::function_ref<T(nb::handle)> convert) {
+  nb::gil_scoped_acquire acquire;
+  try {
+    return convert(function(fragmentsToPython(infos)));
+  } catch (nb::python_error &raised) {
+    pending.error = std::make_unique<nb::python_error>(std::move(raised));
+    error = "it raised a Python exception";
+  } catch (const std::exception &mismatch) {
+    error = std::string("it returned an unexpected value (") +
+            mismatch.what() + ")";
+  }
+  return std::nullopt;
+}
+
+/// Every value of a TableGen enum with its spelling.
+template <typename E, unsigned (*MaxValue)(), llvm::StringRef (*Stringify)(E)>
+std::vector<std::pair<std::string, E>> enumSpellings() {
+  std::vector<std::pair<std::string, E>> values;
+  for (unsigned value = 0; value <= MaxValue(); ++value)
+    values.emplace_back(Stringify(static_cast<E>(value)).str(),
+                        static_cast<E>(value));
+  return values;
+}
+
+using AssignmentEntries =
+    std::vector<std::tuple<std::string, std::string, std::optional<int64_t>>>;
+using IndexedEntries = std::vector<std::tuple<int64_t, std::string, std::string>>;
+
+std::vector<mlir::mpmd::IndexedAssignment>
+toIndexed(const IndexedEntries &entries) {
+  std::vector<mlir::mpmd::IndexedAssignment> result;
+  for (auto &[index, mesh, memoryKind] : entries)
+    result.push_back({index, mesh, memoryKind});
+  return result;
+}
+
+/// A program JAX lowered, parsed once and partitioned once by a typed
+/// request: import, optimize, sharding and export run as one pipeline on
+/// the parsed module, and schedules or merge predicates the client holds
+/// are called back with the fragments in between. No text crosses the
+/// boundary but the input and the result.
+class Partitioner {
+public:
+  Partitioner(PythonCategories categories, std::string text,
+              std::string sourceName)
+      : categories(std::move(categories)), text(std::move(text)) {
+    CompileOutcome outcome;
+    {
+      nb::gil_scoped_release release;
+      outcome = runGuarded(this->text, [&](CompileOutcome &out,
+                                           CompilerPosition &,
+                                           std::string &) {
+        session = std::make_unique<CompilerSession>(sink);
+        module = parseModule(session->getContext(), this->text, sourceName);
+        out.diagnostics = std::move(sink);
+        sink.clear();
+        if (!module) {
+          out.failureSummary = "failed to parse or verify the module";
+          return;
+        }
+        module->walk([&](mlir::Operation *op) {
+          if (auto named = llvm::dyn_cast<mlir::mpmd::NamedComputationOp>(op))
+            computations.push_back(named.getName().str());
+          else if (auto tensor = llvm::dyn_cast<mlir::mpmd::NamedTensorOp>(op))
+            tensors.push_back(tensor.getName().str());
+        });
+        for (std::vector<std::string> *names : {&computations, &tensors}) {
+          llvm::sort(*names);
+          names->erase(std::unique(names->begin(), names->end()),
+                       names->end());
+        }
+        out.text = "";
+      });
+      if (!outcome.text) {
+        module = nullptr;
+        session.reset();
+      }
+    }
+    raiseOnFailure(this->categories, std::move(outcome));
+  }
+
+  /// The names of the named computations and named tensors, sorted.
+  std::pair<std::vector<std::string>, std::vector<std::string>>
+  namedOps() const {
+    return {computations, tensors};
+  }
+
+  nb::tuple partition(const AssignmentEntries &assignment,
+                      const IndexedEntries &inputAssignment,
+                      const IndexedEntries &outputAssignment,
+                      bool inferTransfers, bool inferCrossMeshReductions,
+                      mlir::mpmd::ScheduleKind schedule, bool splitBackward,
+                      std::optional<nb::callable> order,
+                      const std::vector<std::pair<std::string, std::string>>
+                          &mergeRules,
+                      std::optional<nb::callable> mergePredicate,
+                      bool mergeLastStage) {
+    if (!module)
+      throw nb::value_error("this Partitioner has already partitioned its "
+                            "module (or failed to); make a new one");
+    mlir::mpmd::ImportOptions importOptions;
+    for (auto &[name, mesh, stage] : assignment)
+      importOptions.assignment.push_back({name, mesh, stage});
+    importOptions.inputAssignment = toIndexed(inputAssignment);
+    importOptions.outputAssignment = toIndexed(outputAssignment);
+    importOptions.inferTransfers = inferTransfers;
+    importOptions.inferCrossMeshReductions = inferCrossMeshReductions;
+
+    PendingPythonError pending;
+    mlir::mpmd::OptimizeOptions optimizeOptions;
+    optimizeOptions.schedule = schedule;
+    optimizeOptions.splitBackward = splitBackward;
+    for (auto &[first, second] : mergeRules)
+      optimizeOptions.mergeRules.push_back({first, second});
+    optimizeOptions.mergeLastStage = mergeLastStage;
+    // The providers refer to the callables on this frame: copies of them
+    // (passes copy their options) must not touch Python objects without
+    // the GIL.
+    if (order) {
+      const nb::callable &function = *order;
+      optimizeOptions.orderProvider =
+          [&function, &pending](llvm::ArrayRef<mlir::mpmd::FragmentInfo> infos,
+                                std::string &error) {
+            return callClient<std::vector<mlir::mpmd::MeshOrder>>(
+                function, infos, pending, error, [](nb::handle result) {
+                  std::vector<mlir::mpmd::MeshOrder> orders;
+                  for (auto [mesh, keys] : nb::cast<nb::dict>(result)) {
+                    mlir::mpmd::MeshOrder entry{nb::cast<std::string>(mesh),
+                                                {}};
+                    for (nb::handle key : keys)
+                      entry.keys.push_back(nb::cast<std::string>(key));
+                    orders.push_back(std::move(entry));
+                  }
+                  return orders;
+                });
+          };
+    }
+    if (mergePredicate) {
+      const nb::callable &function = *mergePredicate;
+      optimizeOptions.mergeRuleProvider =
+          [&function, &pending](llvm::ArrayRef<mlir::mpmd::FragmentInfo> infos,
+                                std::string &error) {
+            return callClient<std::vector<mlir::mpmd::MergeRule>>(
+                function, infos, pending, error, [](nb::handle result) {
+                  std::vector<mlir::mpmd::MergeRule> rules;
+                  for (nb::handle pair : result)
+                    rules.push_back(
+                        {nb::cast<std::string>(pair[nb::int_(0)]),
+                         nb::cast<std::string>(pair[nb::int_(1)])});
+                  return rules;
+                });
+          };
+    }
+
+    CompileOutcome outcome;
+    {
+      nb::gil_scoped_release release;
+      outcome = runGuarded(text, [&](CompileOutcome &out,
+                                     CompilerPosition &position,
+                                     std::string &ranPipeline) {
+        std::unique_ptr<mlir::PassManager> pm =
+            makePassManager(session->getContext(), position);
+        mlir::mpmd::addImportPipeline(*pm, importOptions);
+        mlir::mpmd::addOptimizePipeline(*pm, optimizeOptions);
+        mlir::mpmd::addShardingPipeline(*pm);
+        mlir::mpmd::addExportPipeline(*pm);
+        llvm::raw_string_ostream os(ranPipeline);
+        pm->printAsTextualPipeline(os);
+        os.flush();
+        bool ok = runAndVerify(*pm, *module, "partitioning", out) &&
+                  addPlan(*module, out);
+        out.diagnostics = std::move(sink);
+        sink.clear();
+        if (ok)
+          out.text = printModule(*module, /*generic=*/false);
+      });
+      module = nullptr;
+      session.reset();
+    }
+    if (pending.error)
+      throw nb::python_error(std::move(*pending.error));
+    outcome = raiseOnFailure(categories, std::move(outcome));
+    return nb::make_tuple(*outcome.text, outcome.plan);
+  }
+
+private:
+  PythonCategories categories;
+  std::string text;
+  std::vector<CollectedDiagnostic> sink;
+  // Destroyed in reverse: the module before its context.
+  std::unique_ptr<CompilerSession> session;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<std::string> computations;
+  std::vector<std::string> tensors;
+};
 
 } // namespace
 
@@ -527,18 +764,65 @@ NB_MODULE(_mpmd_compiler, m) {
       "The op catalog: what the passes know about each StableHLO and CHLO "
       "op name (a list of dicts, sorted by name).");
 
-  m.def(
-      "run_and_list_fragments",
-      [categories](const std::string &text, const std::string &pipeline,
-                   const std::string &sourceName) {
-        CompileOutcome outcome = compileOrRaise(
-            categories, text, &pipeline, /*generic=*/false, sourceName,
-            /*withPlan=*/false, /*withFragments=*/true);
-        return nb::make_tuple(*outcome.text, outcome.plan);
-      },
-      nb::arg("text"), nb::arg("pipeline"),
-      nb::arg("source_name") = "<input>",
-      "Runs `pipeline` (e.g. the import pipeline) and returns (printed "
-      "module, JSON list of its user fragments: origins, stage, "
-      "call_counter, mesh, kind, label, key).");
+  nb::enum_<mlir::mpmd::ScheduleKind>(m, "ScheduleKind",
+                                      "A pipeline schedule the compiler "
+                                      "applies (TableGen: MpmdAttrs.td).")
+      .value("NONE", mlir::mpmd::ScheduleKind::kNone)
+      .value("GPIPE", mlir::mpmd::ScheduleKind::kGPipe)
+      .value("ONE_F_ONE_B", mlir::mpmd::ScheduleKind::k1F1B)
+      .value("INTERLEAVED_1F1B", mlir::mpmd::ScheduleKind::kInterleaved1F1B)
+      .value("ZERO_BUBBLE_H1", mlir::mpmd::ScheduleKind::kZeroBubbleH1)
+      .value("EXPLICIT", mlir::mpmd::ScheduleKind::kExplicit);
+  nb::enum_<mlir::mpmd::FragmentKind>(m, "FragmentKind",
+                                      "What a user fragment computes "
+                                      "(TableGen: MpmdAttrs.td).")
+      .value("FORWARD", mlir::mpmd::FragmentKind::kForward)
+      .value("BACKWARD", mlir::mpmd::FragmentKind::kBackward)
+      .value("MIXED", mlir::mpmd::FragmentKind::kMixed)
+      .value("WEIGHT_GRADIENT", mlir::mpmd::FragmentKind::kWeightGradient);
+  // The spellings (pass options, plans, messages) come from TableGen.
+  m.def("schedule_kinds",
+        &enumSpellings<mlir::mpmd::ScheduleKind,
+                       mlir::mpmd::getMaxEnumValForScheduleKind,
+                       mlir::mpmd::stringifyScheduleKind>,
+        "[(spelling, ScheduleKind)] for every schedule kind.");
+  m.def("fragment_kinds",
+        &enumSpellings<mlir::mpmd::FragmentKind,
+                       mlir::mpmd::getMaxEnumValForFragmentKind,
+                       mlir::mpmd::stringifyFragmentKind>,
+        "[(spelling, FragmentKind)] for every fragment kind.");
+
+  nb::class_<Partitioner>(
+      m, "Partitioner",
+      "A module JAX lowered, parsed once; `partition` runs import, "
+      "optimize, sharding and export on it with typed options.")
+      .def(
+          "__init__",
+          [categories](Partitioner *self, std::string text,
+                       std::string sourceName) {
+            new (self) Partitioner(categories, std::move(text),
+                                   std::move(sourceName));
+          },
+          nb::arg("text"), nb::arg("source_name") = "<input>")
+      .def("named_ops", &Partitioner::namedOps,
+           "(named computation names, named tensor names), each sorted.")
+      .def("partition", &Partitioner::partition, nb::kw_only(),
+           nb::arg("assignment"), nb::arg("input_assignment"),
+           nb::arg("output_assignment"), nb::arg("infer_transfers") = false,
+           nb::arg("infer_cross_mesh_reductions") = false,
+           nb::arg("schedule") = mlir::mpmd::ScheduleKind::kNone,
+           nb::arg("split_backward") = false,
+           nb::arg("order").none() = nb::none(),
+           nb::arg("merge_rules") =
+               std::vector<std::pair<std::string, std::string>>(),
+           nb::arg("merge_predicate").none() = nb::none(),
+           nb::arg("merge_last_stage") = false,
+           "Partitions the module (once). `assignment` is [(name, mesh, "
+           "stage or None)], the io assignments [(index, mesh, memory "
+           "kind or '')]. `order(fragments) -> {mesh: [key, ...]}` gives "
+           "an explicit schedule's order, `merge_predicate(fragments) -> "
+           "[(label, label)]` more merge rules; fragments are dicts "
+           "(origins as (name, transpose count) pairs, stage, "
+           "call_counter, mesh, kind, label, key). Returns (printed "
+           "MPMD module, execution plan as JSON text).");
 }

@@ -9,7 +9,9 @@ import pytest
 
 import mpmd
 from mpmd.config import ConfigError, make_config
-from mpmd.schedules import FragmentInfo, ScheduleError, explicit_order, merge_pairs
+from mpmd.origins import Origin
+from mpmd.schedules import (FragmentInfo, FragmentKind, ScheduleError,
+                            explicit_order, merge_pairs)
 from mpmd.stages import jit
 
 
@@ -27,7 +29,10 @@ def step(x, y):
 def fragment(key: str, mesh: str = "m1", kind: str = "F",
              counter: int = 0) -> FragmentInfo:
     label = key.split("#")[0]
-    return FragmentInfo((label,), 0, counter, mesh, kind, label, key)
+    name, _, count = label.partition("(")
+    kinds = {"F": FragmentKind.FORWARD, "B": FragmentKind.BACKWARD}
+    return FragmentInfo((Origin(name, int(count[:-1]) if count else 0),), 0,
+                        counter, mesh, kinds[kind], label, key)
 
 
 def test_empty_topology():
@@ -103,4 +108,4 @@ def test_merge_predicate_pairs_per_microbatch():
                                                       counter=1),
                  fragment("g#0", mesh="m2")]
     pairs = merge_pairs(lambda a, b: a.label + "(1)" == b.label, fragments)
-    assert pairs == ["f:f(1)"]
+    assert pairs == [("f", "f(1)")]

@@ -12,6 +12,7 @@ from meshes import MESHES, assert_trees_close, four_meshes
 import models  # noqa: E402  (examples/, put on the path by meshes)
 
 import mpmd  # noqa: E402
+from mpmd.compiler import FragmentKind  # noqa: E402
 from mpmd.config import ConfigError, make_config  # noqa: E402
 from mpmd.schedules import ScheduleError  # noqa: E402
 from mpmd.stages import jit  # noqa: E402
@@ -87,16 +88,20 @@ def test_zero_bubble_trains_like_jax_jit():
     assert text["m4"].split().index("W0") > text["m4"].split().index("B0")
 
 
+def backward(fragment) -> bool:
+    return fragment.kind != FragmentKind.FORWARD
+
+
 def test_table_and_comparator_schedules():
     config = make_config(
         four_meshes(), models.transformer_assignment(4, MESHES),
         partitioning_options={
             # 1F1B written as the RFC's tuple comparator.
             "pipeline_schedule": lambda a, b: a.mesh == b.mesh and (
-                (a.microbatch + (4 - int(a.mesh[1:]) + 1) * (a.kind != "F"),
-                 -(a.kind != "F")) <
-                (b.microbatch + (4 - int(b.mesh[1:]) + 1) * (b.kind != "F"),
-                 -(b.kind != "F")))})
+                (a.microbatch + (4 - int(a.mesh[1:]) + 1) * backward(a),
+                 -backward(a)) <
+                (b.microbatch + (4 - int(b.mesh[1:]) + 1) * backward(b),
+                 -backward(b)))})
     lowered = train_and_compare(config, 4)
     builtin = make_config(
         four_meshes(), models.transformer_assignment(4, MESHES),

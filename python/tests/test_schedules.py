@@ -106,7 +106,7 @@ def test_schedule_against_data_flow_names_the_cycle():
 
 
 def test_unknown_schedule():
-    with pytest.raises(mpmd.CompilerError, match="unknown pipeline schedule 'zigzag'"):
+    with pytest.raises(mpmd.CompilerError, match="option 'schedule': unknown value 'zigzag'; expected none, gpipe, 1f1b"):
         mpmd.run_pipeline(pipeline_module(2, 2), "mpmd-schedule{schedule=zigzag}")
 
 

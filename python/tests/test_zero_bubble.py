@@ -114,7 +114,7 @@ def test_simulated_bubble_below_1f1b():
 
 def test_bubble_is_a_third_of_unsplit_1f1b():
     # 1F1B with whole backwards (B + W = 2 units) idles (p - 1) * 3 units per
-    # mesh; ZB-H1 idles p - 1 (DESIGN.md section 5).
+    # mesh; ZB-H1 idles p - 1 (docs/architecture.md#optimize, "Bubbles").
     zb = simulate(plan_of(
         "mpmd-split-backward,mpmd-schedule{schedule=zero-bubble-h1}"), UNIT)
     whole = simulate(plan_of("mpmd-schedule{schedule=1f1b}"),

@@ -34,9 +34,25 @@ protected:
   std::vector<std::string> messages;
 };
 
+/// Parses textual entries as the pass options do; false on the first
+/// malformed one (its message in `error`).
+template <typename T>
+bool parseAll(std::vector<std::string> texts, std::vector<T> &entries,
+              std::string &error) {
+  for (const std::string &text : texts) {
+    std::optional<T> entry = T::parse(text, error);
+    if (!entry)
+      return false;
+    entries.push_back(*entry);
+  }
+  return true;
+}
+
 TEST_F(ImportUtilsTest, MeshAssignmentWithAndWithoutStages) {
-  std::vector<std::string> entries = {"layer1=m1", "layer2=m2:3"};
-  auto parsed = parseMeshAssignment(entries, emitError());
+  std::vector<NamedAssignment> entries;
+  std::string error;
+  ASSERT_TRUE(parseAll({"layer1=m1", "layer2=m2:3"}, entries, error));
+  auto parsed = collectMeshAssignment(entries, emitError());
   ASSERT_TRUE(succeeded(parsed));
   EXPECT_EQ(parsed->lookup("layer1").mesh, "m1");
   EXPECT_FALSE(parsed->lookup("layer1").stage.has_value());
@@ -46,31 +62,52 @@ TEST_F(ImportUtilsTest, MeshAssignmentWithAndWithoutStages) {
 }
 
 TEST_F(ImportUtilsTest, NamesMayContainEquals) {
-  std::vector<std::string> entries = {"a=b=m1"};
-  auto parsed = parseMeshAssignment(entries, emitError());
+  std::string error;
+  std::optional<NamedAssignment> entry = NamedAssignment::parse("a=b=m1", error);
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->name, "a=b");
+  EXPECT_EQ(entry->mesh, "m1");
+}
+
+TEST_F(ImportUtilsTest, TypedEntriesTakeAnyName) {
+  // Typed callers (Python) pass names the textual form cannot spell.
+  std::vector<NamedAssignment> entries = {
+      {"a, b=c:d", "m1", std::nullopt}, {"\u00e9t\u00e9 @x", "m2", 1}};
+  auto parsed = collectMeshAssignment(entries, emitError());
   ASSERT_TRUE(succeeded(parsed));
-  EXPECT_EQ(parsed->lookup("a=b").mesh, "m1");
+  EXPECT_EQ(parsed->lookup("a, b=c:d").mesh, "m1");
+  EXPECT_EQ(parsed->lookup("\u00e9t\u00e9 @x").stage, 1);
+}
+
+TEST_F(ImportUtilsTest, PrintsWhatItParses) {
+  std::string error, printed;
+  llvm::raw_string_ostream os(printed);
+  os << *NamedAssignment::parse("f=m2:4", error) << " "
+     << *IndexedAssignment::parse("3=m1:pinned_host", error);
+  EXPECT_EQ(printed, "f=m2:4 3=m1:pinned_host");
 }
 
 TEST_F(ImportUtilsTest, DuplicateNameIsAnError) {
-  std::vector<std::string> entries = {"f=m1", "f=m2"};
-  EXPECT_TRUE(failed(parseMeshAssignment(entries, emitError())));
+  std::vector<NamedAssignment> entries = {{"f", "m1", std::nullopt},
+                                          {"f", "m2", std::nullopt}};
+  EXPECT_TRUE(failed(collectMeshAssignment(entries, emitError())));
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_NE(messages[0].find("'f' is assigned twice"), std::string::npos);
 }
 
 TEST_F(ImportUtilsTest, MalformedEntries) {
-  for (const char *entry : {"f", "=m1", "f=", "f=m1:-1", "f=m1:x"}) {
-    messages.clear();
-    std::vector<std::string> entries = {entry};
-    EXPECT_TRUE(failed(parseMeshAssignment(entries, emitError()))) << entry;
-    EXPECT_EQ(messages.size(), 1u) << entry;
+  for (const char *text : {"f", "=m1", "f=", "f=m1:-1", "f=m1:x"}) {
+    std::string error;
+    EXPECT_FALSE(NamedAssignment::parse(text, error).has_value()) << text;
+    EXPECT_NE(error.find(text), std::string::npos) << error;
   }
 }
 
 TEST_F(ImportUtilsTest, IoAssignmentWithMemoryKind) {
-  std::vector<std::string> entries = {"0=m1", "2=m2:pinned_host"};
-  auto parsed = parseIoAssignment(entries, "input-assignment", emitError());
+  std::vector<IndexedAssignment> entries;
+  std::string error;
+  ASSERT_TRUE(parseAll({"0=m1", "2=m2:pinned_host"}, entries, error));
+  auto parsed = collectIoAssignment(entries, "input-assignment", emitError());
   ASSERT_TRUE(succeeded(parsed));
   EXPECT_EQ(parsed->at(0).mesh, "m1");
   EXPECT_TRUE(parsed->at(0).memoryKind.empty());
@@ -78,11 +115,15 @@ TEST_F(ImportUtilsTest, IoAssignmentWithMemoryKind) {
   EXPECT_EQ(parsed->count(1), 0u);
 }
 
-TEST_F(ImportUtilsTest, IoAssignmentErrorsNameTheOption) {
-  std::vector<std::string> entries = {"-1=m1"};
-  EXPECT_TRUE(failed(parseIoAssignment(entries, "output-assignment", emitError())));
+TEST_F(ImportUtilsTest, IoAssignmentErrors) {
+  std::string error;
+  EXPECT_FALSE(IndexedAssignment::parse("-1=m1", error).has_value());
+  EXPECT_NE(error.find("invalid entry '-1=m1'"), std::string::npos);
+  std::vector<IndexedAssignment> twice = {{1, "m1", ""}, {1, "m2", ""}};
+  EXPECT_TRUE(failed(collectIoAssignment(twice, "output-assignment",
+                                         emitError())));
   ASSERT_EQ(messages.size(), 1u);
-  EXPECT_NE(messages[0].find("invalid output-assignment entry '-1=m1'"),
+  EXPECT_NE(messages[0].find("output-assignment assigns index 1 twice"),
             std::string::npos);
 }
 

@@ -8,11 +8,17 @@
 using namespace mlir;
 using namespace mlir::mpmd;
 
+std::string Origin::str() const {
+  if (!transposeCount)
+    return name;
+  return name + "(" + std::to_string(transposeCount) + ")";
+}
+
 std::string FragmentInfo::label() const {
   std::string text;
   for (auto [index, origin] : llvm::enumerate(origins))
-    text += (index ? "+" : "") + origin;
-  if (kind == 3)
+    text += (index ? "+" : "") + origin.str();
+  if (kind == FragmentKind::kWeightGradient)
     text += "[w]";
   return text;
 }
@@ -29,18 +35,15 @@ FragmentInfo mlir::mpmd::getFragmentInfo(FragmentOp fragment) {
   bool forward = false, backward = false;
   for (Attribute attr : fragment.getOrigin()) {
     auto origin = cast<UserOriginAttr>(attr);
-    std::string text = origin.getUserName().getValue().str();
-    if (origin.getTransposeCount()) {
-      text += "(" + std::to_string(origin.getTransposeCount()) + ")";
-      backward = true;
-    } else {
-      forward = true;
-    }
-    info.origins.push_back(std::move(text));
+    int64_t count = origin.getTransposeCount();
+    (count ? backward : forward) = true;
+    info.origins.push_back({origin.getUserName().getValue().str(), count});
   }
-  info.kind = forward && backward ? 2 : (backward ? 1 : 0);
+  info.kind = forward && backward
+                  ? FragmentKind::kMixed
+                  : (backward ? FragmentKind::kBackward : FragmentKind::kForward);
   if (fragment->hasAttr(kWeightGradientAttrName))
-    info.kind = 3;
+    info.kind = FragmentKind::kWeightGradient;
   if (IntegerAttr stage = fragment.getStageIdAttr())
     info.stage = stage.getInt();
   if (auto counter = fragment->getAttrOfType<IntegerAttr>(
@@ -48,6 +51,16 @@ FragmentInfo mlir::mpmd::getFragmentInfo(FragmentOp fragment) {
     info.callCounter = counter.getValue().getZExtValue();
   info.mesh = fragment.getMeshName().str();
   return info;
+}
+
+SmallVector<FragmentInfo>
+mlir::mpmd::listUserFragments(ArrayRef<func::FuncOp> entries) {
+  SmallVector<FragmentInfo> infos;
+  for (func::FuncOp func : entries)
+    for (auto fragment : func.getBody().getOps<FragmentOp>())
+      if (fragment.isUserFragment())
+        infos.push_back(getFragmentInfo(fragment));
+  return infos;
 }
 
 FragmentOp mlir::mpmd::mergeFragments(FragmentOp first, FragmentOp second,

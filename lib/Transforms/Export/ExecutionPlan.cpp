@@ -14,7 +14,7 @@
 //                                   "donated_args": [0], "buffer_donors": [],
 //                                   "num_calls": 2}},
 //    "steps": [{"op": "call", "program": "p0_stage0_fwd", "mesh": "m1",
-//               "inputs": [0], "outputs": [1], "origins": ["layer1"],
+//               "inputs": [0], "outputs": [1], "origins": [["layer1", 0]],
 //               "call_counter": 0, "free": [0]},
 //              {"op": "transfer", "input": 1, "output": 2, "from": "m1",
 //               "to": "m2", "free": [1]}]}
@@ -306,11 +306,10 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         resultIds.push_back(nextId++);
       }
       for (Attribute origin : call.getOrigin()) {
+        // [name, transpose count]: clients need not parse `layer1(1)`.
         auto user = cast<UserOriginAttr>(origin);
-        std::string text = user.getUserName().getValue().str();
-        if (user.getTransposeCount())
-          text += "(" + std::to_string(user.getTransposeCount()) + ")";
-        origins.push_back(text);
+        origins.push_back(llvm::json::Array{user.getUserName().getValue(),
+                                            user.getTransposeCount()});
       }
       llvm::json::Object step{{"op", "call"},
                               {"program", call.getCallee()},

@@ -11,22 +11,21 @@ using namespace mlir;
 using namespace mlir::mpmd;
 
 void mlir::mpmd::addImportPipeline(OpPassManager &pm,
-                                   const ImportPipelineOptions &options) {
+                                   const ImportOptions &options) {
   // Inlined before unrolling: loop bodies are flattened once, not once per
   // microbatch.
   pm.addPass(createInlineCallsPass());
   pm.addPass(createUnrollLoopsPass());
   pm.addPass(createFoldConstantIndicesPass());
-  MapNamedOpsToMeshesPassOptions namedOptions;
-  namedOptions.assignment.assign(options.assignment.begin(),
-                                 options.assignment.end());
-  pm.addPass(createMapNamedOpsToMeshesPass(namedOptions));
-  MapInputsOutputsToMeshesPassOptions ioOptions;
-  ioOptions.inputAssignment.assign(options.inputAssignment.begin(),
-                                   options.inputAssignment.end());
-  ioOptions.outputAssignment.assign(options.outputAssignment.begin(),
-                                    options.outputAssignment.end());
-  pm.addPass(createMapInputsOutputsToMeshesPass(ioOptions));
+  MapNamedOpsToMeshesPassOptions named;
+  named.assignment.assign(options.assignment.begin(), options.assignment.end());
+  pm.addPass(createMapNamedOpsToMeshesPass(std::move(named)));
+  MapInputsOutputsToMeshesPassOptions io;
+  io.inputAssignment.assign(options.inputAssignment.begin(),
+                            options.inputAssignment.end());
+  io.outputAssignment.assign(options.outputAssignment.begin(),
+                             options.outputAssignment.end());
+  pm.addPass(createMapInputsOutputsToMeshesPass(std::move(io)));
   pm.addPass(createIntroduceTransfersPass());
   pm.addPass(createSplitOptimizationBarriersPass());
   InferMeshesPassOptions inferOptions;
@@ -41,6 +40,18 @@ void mlir::mpmd::addImportPipeline(OpPassManager &pm,
   pm.addPass(createVerifyImportPass());
 }
 
+ImportOptions ImportPipelineOptions::typed() const {
+  ImportOptions options;
+  options.assignment.assign(assignment.begin(), assignment.end());
+  options.inputAssignment.assign(inputAssignment.begin(),
+                                 inputAssignment.end());
+  options.outputAssignment.assign(outputAssignment.begin(),
+                                  outputAssignment.end());
+  options.inferTransfers = inferTransfers;
+  options.inferCrossMeshReductions = inferCrossMeshReductions;
+  return options;
+}
+
 namespace {
 #define GEN_PASS_REGISTRATION
 #include "mpmd/Transforms/Import/Passes.h.inc"
@@ -52,5 +63,7 @@ void mlir::mpmd::registerImportPasses() {
       "mpmd-import",
       "Import: named ops onto meshes, transfers, mesh inference, merging of "
       "inferred fragments",
-      addImportPipeline);
+      [](OpPassManager &pm, const ImportPipelineOptions &options) {
+        addImportPipeline(pm, options.typed());
+      });
 }

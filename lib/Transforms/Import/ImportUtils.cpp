@@ -9,55 +9,91 @@
 using namespace mlir;
 using namespace mlir::mpmd;
 
-FailureOr<llvm::StringMap<MeshAssignment>>
-mlir::mpmd::parseMeshAssignment(ArrayRef<std::string> entries,
-                                function_ref<InFlightDiagnostic()> emitError) {
-  llvm::StringMap<MeshAssignment> result;
-  for (StringRef entry : entries) {
-    // Names may contain '=' or ':'; the mesh part is after the last '='.
-    size_t eq = entry.rfind('=');
-    StringRef name = eq == StringRef::npos ? StringRef() : entry.take_front(eq);
-    StringRef target = eq == StringRef::npos ? StringRef() : entry.drop_front(eq + 1);
-    MeshAssignment assignment;
-    auto [mesh, stage] = target.split(':');
-    if (name.empty() || mesh.empty())
-      return emitError() << "invalid assignment entry '" << entry
-                         << "': expected NAME=MESH or NAME=MESH:STAGE";
-    assignment.mesh = mesh.str();
-    if (target.contains(':')) {
-      int64_t value;
-      if (stage.getAsInteger(10, value) || value < 0)
-        return emitError() << "invalid stage in assignment entry '" << entry
-                           << "': expected a non-negative integer";
-      assignment.stage = value;
+std::optional<NamedAssignment>
+NamedAssignment::parse(StringRef text, std::string &error) {
+  // Names may contain '=' or ':'; the mesh part is after the last '='.
+  size_t eq = text.rfind('=');
+  StringRef name = eq == StringRef::npos ? StringRef() : text.take_front(eq);
+  StringRef target =
+      eq == StringRef::npos ? StringRef() : text.drop_front(eq + 1);
+  auto [mesh, stage] = target.split(':');
+  if (name.empty() || mesh.empty()) {
+    error = ("invalid assignment entry '" + text +
+             "': expected NAME=MESH or NAME=MESH:STAGE")
+                .str();
+    return std::nullopt;
+  }
+  NamedAssignment entry{name.str(), mesh.str(), std::nullopt};
+  if (target.contains(':')) {
+    int64_t value;
+    if (stage.getAsInteger(10, value) || value < 0) {
+      error = ("invalid stage in assignment entry '" + text +
+               "': expected a non-negative integer")
+                  .str();
+      return std::nullopt;
     }
-    auto [it, inserted] = result.try_emplace(name, assignment);
+    entry.stage = value;
+  }
+  return entry;
+}
+
+raw_ostream &mlir::mpmd::operator<<(raw_ostream &os,
+                                    const NamedAssignment &entry) {
+  os << entry.name << "=" << entry.mesh;
+  if (entry.stage)
+    os << ":" << *entry.stage;
+  return os;
+}
+
+std::optional<IndexedAssignment>
+IndexedAssignment::parse(StringRef text, std::string &error) {
+  auto [indexText, target] = text.split('=');
+  auto [mesh, memoryKind] = target.split(':');
+  int64_t index;
+  if (indexText.getAsInteger(10, index) || index < 0 || mesh.empty()) {
+    error = ("invalid entry '" + text +
+             "': expected INDEX=MESH or INDEX=MESH:MEMORY_KIND")
+                .str();
+    return std::nullopt;
+  }
+  return IndexedAssignment{index, mesh.str(), memoryKind.str()};
+}
+
+raw_ostream &mlir::mpmd::operator<<(raw_ostream &os,
+                                    const IndexedAssignment &entry) {
+  os << entry.index << "=" << entry.mesh;
+  if (!entry.memoryKind.empty())
+    os << ":" << entry.memoryKind;
+  return os;
+}
+
+FailureOr<llvm::StringMap<MeshAssignment>>
+mlir::mpmd::collectMeshAssignment(ArrayRef<NamedAssignment> entries,
+                                  function_ref<InFlightDiagnostic()> emitError) {
+  llvm::StringMap<MeshAssignment> result;
+  for (const NamedAssignment &entry : entries) {
+    auto [it, inserted] =
+        result.try_emplace(entry.name, MeshAssignment{entry.mesh, entry.stage});
     if (!inserted)
-      return emitError() << "'" << name << "' is assigned twice (to \""
-                         << it->second.mesh << "\" and \"" << assignment.mesh
+      return emitError() << "'" << entry.name << "' is assigned twice (to \""
+                         << it->second.mesh << "\" and \"" << entry.mesh
                          << "\"); keep one entry per name";
   }
   return result;
 }
 
 FailureOr<std::map<int64_t, IoAssignment>>
-mlir::mpmd::parseIoAssignment(ArrayRef<std::string> entries,
-                              StringRef optionName,
-                              function_ref<InFlightDiagnostic()> emitError) {
+mlir::mpmd::collectIoAssignment(ArrayRef<IndexedAssignment> entries,
+                                StringRef optionName,
+                                function_ref<InFlightDiagnostic()> emitError) {
   std::map<int64_t, IoAssignment> result;
-  for (StringRef entry : entries) {
-    auto [indexText, target] = entry.split('=');
-    auto [mesh, memoryKind] = target.split(':');
-    int64_t index;
-    if (indexText.getAsInteger(10, index) || index < 0 || mesh.empty())
-      return emitError() << "invalid " << optionName << " entry '" << entry
-                         << "': expected INDEX=MESH or INDEX=MESH:MEMORY_KIND";
-    auto [it, inserted] =
-        result.try_emplace(index, IoAssignment{mesh.str(), memoryKind.str()});
+  for (const IndexedAssignment &entry : entries) {
+    auto [it, inserted] = result.try_emplace(
+        entry.index, IoAssignment{entry.mesh, entry.memoryKind});
     if (!inserted)
-      return emitError() << optionName << " assigns index " << index
+      return emitError() << optionName << " assigns index " << entry.index
                          << " twice (to \"" << it->second.mesh << "\" and \""
-                         << mesh << "\")";
+                         << entry.mesh << "\")";
   }
   return result;
 }

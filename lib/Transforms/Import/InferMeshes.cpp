@@ -1,7 +1,7 @@
 //===- InferMeshes.cpp - Mesh inference -----------------------------------===//
 //
 // After named ops are on meshes, the remaining ("nameless") ops of an entry
-// function are placed (DESIGN.md section 4):
+// function are placed (docs/architecture.md#mesh-inference):
 //
 //   src(v)  meshes where v exists without a transfer: a value read from a
 //           mesh tensor exists on that mesh and wherever it was transferred;

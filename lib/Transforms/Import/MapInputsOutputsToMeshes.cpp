@@ -51,9 +51,9 @@ struct MapInputsOutputsToMeshesPass
                                     ArrayRef<func::FuncOp> entries) {
     auto emitError = [&] { return module.emitError(); };
     FailureOr<std::map<int64_t, IoAssignment>> inputs =
-        parseIoAssignment(inputAssignment, "input-assignment", emitError);
+        collectIoAssignment(inputAssignment, "input-assignment", emitError);
     FailureOr<std::map<int64_t, IoAssignment>> outputs =
-        parseIoAssignment(outputAssignment, "output-assignment", emitError);
+        collectIoAssignment(outputAssignment, "output-assignment", emitError);
     if (failed(inputs) || failed(outputs))
       return failure();
     for (func::FuncOp func : entries)

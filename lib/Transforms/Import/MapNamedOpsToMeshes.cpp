@@ -47,7 +47,7 @@ struct MapNamedOpsToMeshesPass
 
   LogicalResult runOnEntryFunctions(ModuleOp module,
                                     ArrayRef<func::FuncOp> entries) {
-    FailureOr<llvm::StringMap<MeshAssignment>> parsed = parseMeshAssignment(
+    FailureOr<llvm::StringMap<MeshAssignment>> parsed = collectMeshAssignment(
         assignment, [&] { return module.emitError(); });
     if (failed(parsed))
       return failure();

@@ -16,6 +16,8 @@
 
 #include <map>
 
+#include <set>
+
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_MERGEFRAGMENTSPASS
 #include "mpmd/Transforms/Optimize/Passes.h.inc"
@@ -72,25 +74,25 @@ struct MergeFragmentsPass
 
   LogicalResult runOnEntryFunctions(ModuleOp module,
                                     ArrayRef<func::FuncOp> entries) {
-    SmallVector<std::pair<std::string, std::string>> pairs;
-    for (StringRef rule : rules) {
-      auto [a, b] = rule.split(':');
-      if (a.empty() || b.empty() || !rule.contains(':')) {
-        module.emitError() << "invalid merge rule '" << rule
-                           << "': expected LABEL:LABEL, e.g. "
-                              "layer3:layer3(1)";
-        return failure();
-      }
-      pairs.emplace_back(a.str(), b.str());
+    std::vector<MergeRule> all(rules.begin(), rules.end());
+    if (provider) {
+      std::string error;
+      std::optional<std::vector<MergeRule>> more =
+          provider(listUserFragments(entries), error);
+      if (!more)
+        return module.emitError() << "the merge rules could not be evaluated: "
+                                  << error;
+      llvm::append_range(all, *more);
     }
     for (func::FuncOp func : entries) {
-      llvm::StringSet<> matched;
-      for (auto &[a, b] : pairs)
-        if (failed(applyRule(func, a, b, matched)))
+      std::set<std::pair<std::string, std::string>> matched;
+      for (const MergeRule &rule : all)
+        if (failed(applyRule(func, rule, matched)))
           return failure();
-      for (auto &[a, b] : pairs)
-        if (!matched.contains(a + ":" + b))
-          func.emitWarning() << "merge rule '" << a << ":" << b
+      for (const MergeRule &rule : all)
+        if (!matched.count({rule.first, rule.second}))
+          func.emitWarning() << "merge rule '" << rule.first << ":"
+                             << rule.second
                              << "' matches no pair of fragments";
       if (mergeLastStage && failed(fuseLastStage(func)))
         return failure();
@@ -99,8 +101,10 @@ struct MergeFragmentsPass
   }
 
   /// Fragments labelled `a` and `b` with the same mesh and call counter.
-  LogicalResult applyRule(func::FuncOp func, StringRef a, StringRef b,
-                          llvm::StringSet<> &matched) {
+  LogicalResult
+  applyRule(func::FuncOp func, const MergeRule &rule,
+            std::set<std::pair<std::string, std::string>> &matched) {
+    StringRef a = rule.first, b = rule.second;
     std::map<std::pair<std::string, uint64_t>, FragmentOp> firsts, seconds;
     for (auto fragment : func.getBody().getOps<FragmentOp>()) {
       FragmentInfo info = getFragmentInfo(fragment);
@@ -116,7 +120,7 @@ struct MergeFragmentsPass
       if (it == seconds.end())
         continue;
       FragmentOp y = it->second;
-      matched.insert((a + ":" + b).str());
+      matched.insert({rule.first, rule.second});
       bool xFirst = x->isBeforeInBlock(y);
       if (failed(fuse(xFirst ? x : y, xFirst ? y : x, why)))
         return failure();
@@ -154,6 +158,17 @@ struct MergeFragmentsPass
     }
     return success();
   }
+
+  /// Computes more rules from the fragments; set by C++ callers.
+  MergeRuleProvider provider;
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+mlir::mpmd::createMergeFragmentsPass(MergeFragmentsPassOptions options,
+                                     MergeRuleProvider provider) {
+  auto pass = std::make_unique<MergeFragmentsPass>(std::move(options));
+  pass->provider = std::move(provider);
+  return pass;
+}

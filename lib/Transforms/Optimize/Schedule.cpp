@@ -290,55 +290,65 @@ struct SchedulePass
     : public EntryFunctionPass<SchedulePass, mlir::mpmd::impl::SchedulePassBase> {
   using EntryFunctionPass::EntryFunctionPass;
 
-  /// `MESH=KEY|KEY|...` entries as the dictionary the attribute would hold.
-  FailureOr<DictionaryAttr> parseOrder(func::FuncOp func) {
+  /// The order of every mesh as the dictionary the attribute would hold.
+  FailureOr<DictionaryAttr> orderTable(func::FuncOp func,
+                                       ArrayRef<MeshOrder> orders) {
     Builder builder(func.getContext());
     SmallVector<NamedAttribute> meshes;
     llvm::StringSet<> seen;
-    for (StringRef entry : order) {
-      auto [mesh, keys] = entry.split('=');
-      if (mesh.empty() || !entry.contains('='))
-        return func.emitError() << "invalid schedule order entry '" << entry
-                                << "': expected MESH=KEY|KEY|...";
-      if (!seen.insert(mesh).second)
-        return func.emitError() << "the schedule order lists mesh \"" << mesh
-                                << "\" twice";
+    for (const MeshOrder &entry : orders) {
+      if (!seen.insert(entry.mesh).second)
+        return func.emitError() << "the schedule order lists mesh \""
+                                << entry.mesh << "\" twice";
       SmallVector<Attribute> list;
-      SmallVector<StringRef> parts;
-      keys.split(parts, '|', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-      for (StringRef key : parts)
+      for (const std::string &key : entry.keys)
         list.push_back(builder.getStringAttr(key));
-      meshes.push_back(builder.getNamedAttr(mesh, builder.getArrayAttr(list)));
+      meshes.push_back(
+          builder.getNamedAttr(entry.mesh, builder.getArrayAttr(list)));
     }
     return builder.getDictionaryAttr(meshes);
   }
 
   LogicalResult runOnEntryFunctions(ModuleOp module,
                                     ArrayRef<func::FuncOp> entries) {
-    std::optional<ScheduleKind> kind = parseScheduleKind(schedule);
-    if (!kind) {
-      module.emitError() << "unknown pipeline schedule '" << schedule
-                         << "'; expected none, gpipe, 1f1b, interleaved-1f1b, "
-                            "zero-bubble-h1 or explicit";
-      return failure();
-    }
-    if (*kind == ScheduleKind::kNone)
+    if (schedule == ScheduleKind::kNone)
       return success();
     for (func::FuncOp func : entries) {
       DictionaryAttr table =
           func->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
-      if (!order.empty()) {
-        FailureOr<DictionaryAttr> parsed = parseOrder(func);
-        if (failed(parsed))
-          return failure();
-        table = *parsed;
+      std::vector<MeshOrder> orders(order.begin(), order.end());
+      if (schedule == ScheduleKind::kExplicit && provider) {
+        std::string error;
+        std::optional<std::vector<MeshOrder>> computed =
+            provider(listUserFragments(func), error);
+        if (!computed)
+          return func.emitError()
+                 << "the schedule could not be evaluated: " << error;
+        orders = std::move(*computed);
       }
-      Scheduler scheduler(func, *kind, schedule, table);
+      if (!orders.empty()) {
+        FailureOr<DictionaryAttr> built = orderTable(func, orders);
+        if (failed(built))
+          return failure();
+        table = *built;
+      }
+      Scheduler scheduler(func, schedule, stringifyScheduleKind(schedule),
+                          table);
       if (failed(scheduler.run()))
         return failure();
     }
     return success();
   }
+
+  /// Computes the order of an explicit schedule; set by C++ callers.
+  OrderProvider provider;
 };
 
 } // namespace
+
+std::unique_ptr<Pass> mlir::mpmd::createSchedulePass(SchedulePassOptions options,
+                                                     OrderProvider provider) {
+  auto pass = std::make_unique<SchedulePass>(std::move(options));
+  pass->provider = std::move(provider);
+  return pass;
+}

@@ -22,7 +22,6 @@
 #include "mpmd/Transforms/Optimize/Schedules.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
 #include <map>
@@ -31,17 +30,6 @@
 
 using namespace mlir;
 using namespace mlir::mpmd;
-
-std::optional<ScheduleKind> mlir::mpmd::parseScheduleKind(StringRef name) {
-  return llvm::StringSwitch<std::optional<ScheduleKind>>(name)
-      .Case("none", ScheduleKind::kNone)
-      .Case("gpipe", ScheduleKind::kGPipe)
-      .Case("1f1b", ScheduleKind::k1F1B)
-      .Case("interleaved-1f1b", ScheduleKind::kInterleaved1F1B)
-      .Case("zero-bubble-h1", ScheduleKind::kZeroBubbleH1)
-      .Case("explicit", ScheduleKind::kExplicit)
-      .Default(std::nullopt);
-}
 
 namespace {
 
@@ -52,7 +40,8 @@ int64_t microbatch(const FragmentInfo &info) {
 /// 1 for a backward fragment (or its weight-gradient part); merged
 /// forward+backward counts as forward (it starts with the forward).
 int64_t isBackward(const FragmentInfo &info) {
-  return info.kind == 1 || info.kind == 3;
+  return info.kind == FragmentKind::kBackward ||
+         info.kind == FragmentKind::kWeightGradient;
 }
 
 std::vector<unsigned> sortByKey(

@@ -262,7 +262,8 @@ struct SplitBackwardPass
     // Collected first: splitting erases the fragment being visited.
     SmallVector<FragmentOp> backward;
     func.walk([&](FragmentOp fragment) {
-      if (fragment.isUserFragment() && getFragmentInfo(fragment).kind == 1)
+      if (fragment.isUserFragment() && getFragmentInfo(fragment).kind ==
+                                              FragmentKind::kBackward)
         backward.push_back(fragment);
     });
     for (FragmentOp fragment : backward)

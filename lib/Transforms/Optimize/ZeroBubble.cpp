@@ -41,9 +41,9 @@ enum class Part { kForward, kInputGradient, kWeightGradient };
 
 Part partOf(const FragmentInfo &info) {
   switch (info.kind) {
-  case 1:
+  case FragmentKind::kBackward:
     return Part::kInputGradient;
-  case 3:
+  case FragmentKind::kWeightGradient:
     return Part::kWeightGradient;
   default:
     // A merged forward+backward starts with its forward: it goes where the

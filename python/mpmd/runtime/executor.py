@@ -162,7 +162,7 @@ class PlanExecutor:
                      if self.held is not None else "")
             raise ProgramExecutionError(
                 f"program {step.program} on mesh {step.mesh!r} "
-                f"(origins: {', '.join(step.origins) or 'inferred'}) "
+                f"(origins: {', '.join(map(str, step.origins)) or 'inferred'}) "
                 f"failed{where}: {error}") from error
         if recorder:
             recorder.after(step, results)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from mpmd.origins import Origin, origins_from
+
 __all__ = ["CallStep", "ExecutionPlan", "Layout", "MeshSpec", "ProgramSpec",
            "TensorSpec", "TransferStep", "format_layout"]
 
@@ -114,7 +116,7 @@ class CallStep:
     mesh: str
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
-    origins: tuple[str, ...]
+    origins: tuple[Origin, ...]
     free: tuple[int, ...]
     call_counter: int | None = None
     stage: int | None = None
@@ -131,7 +133,7 @@ class CallStep:
             return ""
         if self.weight_gradient:
             return "W"
-        backward = [origin.endswith(")") for origin in self.origins]
+        backward = [origin.is_backward for origin in self.origins]
         if all(backward):
             return "B"
         return "FB" if any(backward) else "F"
@@ -139,7 +141,8 @@ class CallStep:
     def label(self) -> str:
         """`layer1(1)` style: the origins, or the program for inferred code;
         weight-gradient parts end in `[w]`."""
-        text = "+".join(self.origins) if self.origins else self.program
+        text = ("+".join(map(str, self.origins)) if self.origins
+                else self.program)
         if self.weight_gradient:
             text += "[w]"
         if self.call_counter is not None:
@@ -192,7 +195,7 @@ class ExecutionPlan:
             if step["op"] == "call":
                 steps.append(CallStep(
                     step["program"], step["mesh"], tuple(step["inputs"]),
-                    tuple(step["outputs"]), tuple(step["origins"]),
+                    tuple(step["outputs"]), origins_from(step["origins"]),
                     tuple(step["free"]), step.get("call_counter"),
                     step.get("stage"), step.get("weight_gradient", False),
                     tuple(np.asarray(c["data"], _dtype(c["dtype"])).reshape(

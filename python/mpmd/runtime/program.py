@@ -29,6 +29,7 @@ from mpmd.runtime.transfer import transfer  # noqa: F401 - re-exported for the e
 
 __all__ = [
     "MeshProgram",
+    "lower_program",
     "ProgramCompileError",
     "ProgramError",
     "ProgramInputError",
@@ -350,19 +351,9 @@ class MeshProgram:
         cached executable (whose XLA name is the first compile's `name`).
         Raises `ProgramCompileError` naming the program and the mesh.
         """
-        if not isinstance(mesh, Mesh):
-            raise ProgramCompileError(name, mesh, f"mesh must be a jax.sharding.Mesh, got {mesh!r}")
-        digest = hashlib.sha256(stablehlo_text.encode()).hexdigest()
-        try:
-            entry, in_avals, out_avals = _signature(stablehlo_text, digest)
-            ins = _check_shardings("argument", in_shardings, in_avals, mesh)
-            outs = _check_shardings("result", out_shardings, out_avals, mesh)
-            donated = tuple(sorted(set(int(i) for i in donate_argnums)))
-            for i in donated:
-                if not 0 <= i < len(in_avals):
-                    raise ValueError(f"donate_argnums has {i}, but the program has {len(in_avals)} arguments")
-        except ValueError as e:
-            raise ProgramCompileError(name, mesh, str(e)) from None
+        source, in_avals, out_avals, ins, outs, donated = _checked(
+            stablehlo_text, mesh, name, in_shardings, out_shardings, donate_argnums)
+        digest = source.digest
 
         key = (digest, tuple(d.id for d in mesh.devices.flat), mesh, ins, outs, donated)
         with _cache_lock:
@@ -370,8 +361,11 @@ class MeshProgram:
         if compiled is None:
             # Compiled outside the lock so that threads compile in parallel; a
             # race compiles twice and keeps the first.
-            source = _Source(stablehlo_text, digest, entry)
-            compiled = _compile(name, mesh, source, in_avals, out_avals, ins, outs, donated)
+            lowered = _lower(name, mesh, source, in_avals, out_avals, ins, outs, donated)
+            try:
+                compiled = lowered.compile()
+            except Exception as e:  # JaxRuntimeError (XLA), ...
+                raise ProgramCompileError(name, mesh, f"{type(e).__name__}: {e}") from e
             with _cache_lock:
                 compiled = _cache.setdefault(key, compiled)
         return cls(name, mesh, in_avals, out_avals, ins, outs, donated, compiled)
@@ -449,7 +443,48 @@ class MeshProgram:
         return f"MeshProgram({self.name!r}, ({ins}) -> ({outs}), mesh {_describe_mesh(self.mesh)})"
 
 
-def _compile(
+def lower_program(
+    stablehlo_text: str,
+    mesh: Mesh,
+    *,
+    name: str,
+    in_shardings: Sequence[NamedSharding] | None = None,
+    out_shardings: Sequence[NamedSharding] | None = None,
+) -> jax.stages.Lowered:
+    """`stablehlo_text` lowered by JAX for `mesh`, not compiled: what XLA's
+    cost analysis reads before compiling. Raises `ProgramCompileError`."""
+    source, in_avals, out_avals, ins, outs, _ = _checked(
+        stablehlo_text, mesh, name, in_shardings, out_shardings, ())
+    return _lower(name, mesh, source, in_avals, out_avals, ins, outs, ())
+
+
+def _checked(
+    stablehlo_text: str,
+    mesh: Mesh,
+    name: str,
+    in_shardings: Sequence[NamedSharding] | None,
+    out_shardings: Sequence[NamedSharding] | None,
+    donate_argnums: Sequence[int],
+) -> tuple:
+    """The program's source, avals, shardings and donations, checked
+    against its signature; `ProgramCompileError` names what does not fit."""
+    if not isinstance(mesh, Mesh):
+        raise ProgramCompileError(name, mesh, f"mesh must be a jax.sharding.Mesh, got {mesh!r}")
+    digest = hashlib.sha256(stablehlo_text.encode()).hexdigest()
+    try:
+        entry, in_avals, out_avals = _signature(stablehlo_text, digest)
+        ins = _check_shardings("argument", in_shardings, in_avals, mesh)
+        outs = _check_shardings("result", out_shardings, out_avals, mesh)
+        donated = tuple(sorted(set(int(i) for i in donate_argnums)))
+        for i in donated:
+            if not 0 <= i < len(in_avals):
+                raise ValueError(f"donate_argnums has {i}, but the program has {len(in_avals)} arguments")
+    except ValueError as e:
+        raise ProgramCompileError(name, mesh, str(e)) from None
+    return _Source(stablehlo_text, digest, entry), in_avals, out_avals, ins, outs, donated
+
+
+def _lower(
     name: str,
     mesh: Mesh,
     source: _Source,
@@ -458,7 +493,7 @@ def _compile(
     in_shardings: tuple[NamedSharding, ...],
     out_shardings: tuple[NamedSharding, ...],
     donated: tuple[int, ...],
-) -> jax.stages.Compiled:
+) -> jax.stages.Lowered:
     def run(*args: jax.Array) -> list[jax.Array]:
         return list(_program_p.bind(*args, source=source, out_avals=out_avals))
 
@@ -475,8 +510,8 @@ def _compile(
             jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s)
             for a, s in zip(in_avals, in_shardings)
         ]
-        return jitted.lower(*specs).compile()
-    except Exception as e:  # MLIRError, JaxRuntimeError (XLA), ValueError, ...
+        return jitted.lower(*specs)
+    except Exception as e:  # MLIRError, ValueError, ...
         raise ProgramCompileError(name, mesh, f"{type(e).__name__}: {e}") from e
 
 

@@ -34,7 +34,7 @@ class Costs:
             return self.weight_gradient
         total = 0.0
         for origin in step.origins:
-            total += self.backward if origin.endswith(")") else self.forward
+            total += self.backward if origin.is_backward else self.forward
         return total
 
 

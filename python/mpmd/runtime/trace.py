@@ -18,7 +18,6 @@ import dataclasses
 import json
 import math
 import os
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol, Sequence
@@ -28,10 +27,11 @@ import jax
 import numpy as np
 
 from mpmd.errors import MpmdError
+from mpmd.origins import Origin, origins_from
 from mpmd.runtime.plan import CallStep, ExecutionPlan, Step, TransferStep
 
 __all__ = ["CallEvent", "Kind", "StepRecorder", "Trace", "TraceError",
-           "TraceRecorder", "TransferEvent", "transpose_count"]
+           "TraceRecorder", "TransferEvent"]
 
 Kind = Literal["forward", "backward", "merged", "inferred"]
 
@@ -50,16 +50,6 @@ class StepRecorder(Protocol):
         """Just after the step was dispatched, with its results."""
 
 
-_ORIGIN = re.compile(r"^(?P<name>.*?)(?:\((?P<count>\d+)\))?$", re.DOTALL)
-
-
-def transpose_count(origin: str) -> int:
-    """The transpose count of an origin: `layer1` -> 0, `layer1(2)` -> 2."""
-    match = _ORIGIN.match(origin)
-    count = match.group("count") if match else None
-    return int(count) if count is not None else 0
-
-
 # ------------------------------------------------------------------ events
 
 @dataclass(frozen=True)
@@ -69,7 +59,7 @@ class CallEvent:
     mesh: str
     label: str
     program: str
-    origins: tuple[str, ...]
+    origins: tuple[Origin, ...]
     stage: int | None
     call_counter: int | None
     start_us: float
@@ -87,7 +77,7 @@ class CallEvent:
         (both), or inferred (no origin: code mesh inference placed)."""
         if not self.origins:
             return "inferred"
-        counts = {transpose_count(o) > 0 for o in self.origins}
+        counts = {o.is_backward for o in self.origins}
         if counts == {False}:
             return "forward"
         return "backward" if counts == {True} else "merged"
@@ -178,7 +168,7 @@ class Trace:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Trace":
         def call(d: dict[str, Any]) -> CallEvent:
-            return CallEvent(**{**d, "origins": tuple(d["origins"]),
+            return CallEvent(**{**d, "origins": origins_from(d["origins"]),
                                 "inputs": tuple(d["inputs"]),
                                 "outputs": tuple(d["outputs"])})
 
@@ -232,7 +222,7 @@ class Trace:
                 "ts": _us(event.start_us), "dur": _us(event.duration_us),
                 "pid": _PID, "tid": tids[event.mesh],
                 "args": {"mesh": event.mesh, "program": event.program,
-                         "origins": list(event.origins),
+                         "origins": [str(o) for o in event.origins],
                          "stage": event.stage,
                          "call_counter": event.call_counter},
             })

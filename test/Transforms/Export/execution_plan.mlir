@@ -35,7 +35,10 @@
 // CHECK: "steps": [
 // CHECK: "op": "call",
 // CHECK-NEXT: "origins": [
-// CHECK-NEXT: "layer1"
+// CHECK-NEXT: [
+// CHECK-NEXT: "layer1",
+// CHECK-NEXT: 0
+// CHECK-NEXT: ]
 // CHECK: "program": "p0_stage1_fwd",
 // CHECK: "free": [
 // CHECK-NEXT: 2

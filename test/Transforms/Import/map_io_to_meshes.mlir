@@ -18,7 +18,7 @@
 // RANGE: error: input-assignment index 3 is out of range: @main has 3 arguments
 // OUTRANGE: error: output-assignment index 2 is out of range: @main has 2 results
 // BADMESH: error: input-assignment of argument 0 names mesh "m7", which is not in the topology (meshes: "m1", "m2")
-// ENTRY: error: invalid input-assignment entry 'a=m1': expected INDEX=MESH or INDEX=MESH:MEMORY_KIND
+// ENTRY: for the --input-assignment option: invalid entry 'a=m1': expected INDEX=MESH or INDEX=MESH:MEMORY_KIND
 // TWICE: error: input-assignment assigns index 0 twice (to "m1" and "m2")
 // KIND: error: argument 0: unknown memory kind "hbm"
 

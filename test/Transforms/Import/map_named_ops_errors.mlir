@@ -7,8 +7,8 @@
 
 // UNKNOWN: error: assignment of 'f' names mesh "m9", which is not in the topology (meshes: "m1", "m2")
 // TWICE: error: 'f' is assigned twice (to "m1" and "m2"); keep one entry per name
-// MALFORMED: error: invalid assignment entry 'f': expected NAME=MESH or NAME=MESH:STAGE
-// STAGE: error: invalid stage in assignment entry 'f=m1:x': expected a non-negative integer
+// MALFORMED: for the --assignment option: invalid assignment entry 'f': expected NAME=MESH or NAME=MESH:STAGE
+// STAGE: for the --assignment option: invalid stage in assignment entry 'f=m1:x': expected a non-negative integer
 // UNUSED: warning: assignment entry 'ghost' matches no named_computation or named_tensor
 // UNUSED: mpmd.fragment<mesh="m1", origin=["f"]>
 

@@ -2,7 +2,7 @@
 // RUN: mpmd-opt %s -mpmd-merge-fragments="merge-last-stage=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=LAST
 // RUN: not mpmd-opt %s -mpmd-merge-fragments="rules=f" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: invalid merge rule 'f': expected LABEL:LABEL
+// BAD: for the --rules option: invalid merge rule 'f': expected LABEL:LABEL
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>

@@ -5,22 +5,30 @@
 
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <optional>
 #include <string>
 
 namespace mlir::mpmd {
 
-/// What a schedule knows about a fragment (DESIGN.md section 5).
+/// A named computation a fragment comes from: its name and how many times
+/// it was transposed (0 forward, 1 its backward, ...).
+struct Origin {
+  std::string name;
+  int64_t transposeCount = 0;
+
+  /// `layer1` or `layer1(1)`: how labels and keys spell an origin.
+  std::string str() const;
+};
+
+/// What a schedule knows about a fragment (docs/architecture.md#optimize).
 struct FragmentInfo {
-  /// `layer1`, `layer1(1)`, ... one per origin.
-  SmallVector<std::string> origins;
+  SmallVector<Origin> origins;
   std::optional<int64_t> stage;
   std::optional<uint64_t> callCounter;
   std::string mesh;
-  /// 0: every origin is a forward computation; 1: every origin is a
-  /// transpose; 2: a mix (e.g. a merged forward and backward); 3: the
-  /// weight-gradient part of a split backward (`mpmd.weight_gradient`).
-  int kind = 0;
+  FragmentKind kind = FragmentKind::kForward;
 
   /// `layer1+layer1(1)`: the origins, without the call counter; weight-
   /// gradient parts end in `[w]`.
@@ -30,6 +38,10 @@ struct FragmentInfo {
 };
 
 FragmentInfo getFragmentInfo(FragmentOp fragment);
+
+/// The user fragments of `entries`, in program order: what schedules and
+/// merge rules written by clients are evaluated over.
+SmallVector<FragmentInfo> listUserFragments(ArrayRef<func::FuncOp> entries);
 
 /// Discardable attribute marking the weight-gradient part of a backward
 /// fragment split for zero-bubble schedules.

@@ -2,7 +2,7 @@
 //
 // Export turns a program of fragments into what the runtime consumes: one
 // function per distinct SPMD program, called by mpmd.fragment_call, with
-// donation marked, plus an execution plan (DESIGN.md section 2).
+// donation marked, plus an execution plan (docs/architecture.md#export).
 //
 //===----------------------------------------------------------------------===//
 

@@ -5,30 +5,44 @@
 
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Transforms/Import/ImportUtils.h"
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassOptions.h"
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::mpmd {
 
 #define GEN_PASS_DECL
 #include "mpmd/Transforms/Import/Passes.h.inc"
 
-/// Every option of import in one place: what the user sets for the
-/// `mpmd-import` pipeline.
+/// Every option of import, typed: what C++ and Python callers fill.
+struct ImportOptions {
+  std::vector<NamedAssignment> assignment;
+  std::vector<IndexedAssignment> inputAssignment;
+  std::vector<IndexedAssignment> outputAssignment;
+  bool inferTransfers = false;
+  bool inferCrossMeshReductions = false;
+};
+
+/// Adds the import passes to `pm` (a module pass manager).
+void addImportPipeline(OpPassManager &pm, const ImportOptions &options);
+
+/// The textual form of ImportOptions: the options of the `mpmd-import`
+/// pipeline in mpmd-opt.
 struct ImportPipelineOptions
     : public PassPipelineOptions<ImportPipelineOptions> {
-  ListOption<std::string> assignment{
+  ListOption<NamedAssignment> assignment{
       *this, "assignment",
       llvm::cl::desc("NAME=MESH or NAME=MESH:STAGE for named computations "
                      "and named tensors")};
-  ListOption<std::string> inputAssignment{
+  ListOption<IndexedAssignment> inputAssignment{
       *this, "input-assignment",
       llvm::cl::desc("INDEX=MESH[:MEMORY_KIND] for function arguments")};
-  ListOption<std::string> outputAssignment{
+  ListOption<IndexedAssignment> outputAssignment{
       *this, "output-assignment",
       llvm::cl::desc("INDEX=MESH[:MEMORY_KIND] for function results")};
   Option<bool> inferTransfers{
@@ -40,10 +54,9 @@ struct ImportPipelineOptions
       llvm::cl::desc("Let mesh inference turn reductions over several meshes "
                      "into mpmd.reduce"),
       llvm::cl::init(false)};
-};
 
-/// Adds the import passes to `pm` (a module pass manager).
-void addImportPipeline(OpPassManager &pm, const ImportPipelineOptions &options);
+  ImportOptions typed() const;
+};
 
 /// Registers the import passes and the `mpmd-import` pipeline.
 void registerImportPasses();

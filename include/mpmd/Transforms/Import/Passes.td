@@ -1,7 +1,8 @@
 //===- Passes.td - Import passes ---------------------------*- tablegen -*-===//
 //
 // Import turns a labelled single-device program into one where every
-// computation lives in a fragment on a mesh (DESIGN.md sections 2 and 4).
+// computation lives in a fragment on a mesh (docs/architecture.md, sections
+// "Import" and "Mesh inference").
 // The passes run in this order in the `mpmd-import` pipeline.
 //
 //===----------------------------------------------------------------------===//
@@ -61,7 +62,7 @@ def MapNamedOpsToMeshesPass : Pass<"mpmd-map-named-ops", "ModuleOp"> {
     Entries: `NAME=MESH` or `NAME=MESH:STAGE`.
   }];
   let options = [
-    ListOption<"assignment", "assignment", "std::string",
+    ListOption<"assignment", "assignment", "::mlir::mpmd::NamedAssignment",
                "NAME=MESH or NAME=MESH:STAGE entries">,
   ];
   let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
@@ -74,9 +75,11 @@ def MapInputsOutputsToMeshesPass : Pass<"mpmd-map-io-to-meshes", "ModuleOp"> {
     results are left to mesh inference.
   }];
   let options = [
-    ListOption<"inputAssignment", "input-assignment", "std::string",
+    ListOption<"inputAssignment", "input-assignment",
+               "::mlir::mpmd::IndexedAssignment",
                "INDEX=MESH[:MEMORY_KIND] entries for function arguments">,
-    ListOption<"outputAssignment", "output-assignment", "std::string",
+    ListOption<"outputAssignment", "output-assignment",
+               "::mlir::mpmd::IndexedAssignment",
                "INDEX=MESH[:MEMORY_KIND] entries for function results">,
   ];
   let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
@@ -112,7 +115,7 @@ def SplitOptimizationBarriersPass
 def InferMeshesPass : Pass<"mpmd-infer-meshes", "ModuleOp"> {
   let summary = "Places every nameless op on the meshes that use it";
   let description = [{
-    Mesh inference (DESIGN.md section 4). Each nameless op is cloned, as an
+    Mesh inference (docs/architecture.md#mesh-inference). Each nameless op is cloned, as an
     inferred fragment (no origin), into every mesh of its use set. When the
     use set is not inside the src set a transfer is needed: created when
     `infer-transfers` is set, an error naming the op, its use set and src set

@@ -1,6 +1,6 @@
 //===- Passes.td - Optimize passes: schedules and merges ---*- tablegen -*-===//
 //
-// Pipelining (DESIGN.md section 5): a schedule orders the fragments of each
+// Pipelining (docs/architecture.md#optimize): a schedule orders the fragments of each
 // mesh; merges fuse fragments into one program.
 //
 //===----------------------------------------------------------------------===//
@@ -26,9 +26,10 @@ def SchedulePass : Pass<"mpmd-schedule", "ModuleOp"> {
     that contradicts the data flow is an error naming the cycle.
   }];
   let options = [
-    Option<"schedule", "schedule", "std::string", /*default=*/"\"none\"",
+    Option<"schedule", "schedule", "::mlir::mpmd::ScheduleKind",
+           /*default=*/"::mlir::mpmd::ScheduleKind::kNone",
            "none, gpipe, 1f1b, interleaved-1f1b, zero-bubble-h1 or explicit">,
-    ListOption<"order", "order", "std::string",
+    ListOption<"order", "order", "::mlir::mpmd::MeshOrder",
                "For explicit: MESH=KEY|KEY|... per mesh (instead of the "
                "mpmd.schedule attribute)">,
   ];
@@ -45,7 +46,8 @@ def MergeFragmentsPass : Pass<"mpmd-merge-fragments", "ModuleOp"> {
     cycle is an error naming the op in between.
   }];
   let options = [
-    ListOption<"rules", "rules", "std::string", "A:B pairs of fragment labels">,
+    ListOption<"rules", "rules", "::mlir::mpmd::MergeRule",
+               "A:B pairs of fragment labels">,
     Option<"mergeLastStage", "merge-last-stage", "bool", /*default=*/"false",
            "Fuse each microbatch's fragments on the last mesh">,
   ];

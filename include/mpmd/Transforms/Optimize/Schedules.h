@@ -13,17 +13,6 @@
 
 namespace mlir::mpmd {
 
-enum class ScheduleKind {
-  kNone,
-  kGPipe,
-  k1F1B,
-  kInterleaved1F1B,
-  kZeroBubbleH1,
-  kExplicit
-};
-
-std::optional<ScheduleKind> parseScheduleKind(llvm::StringRef name);
-
 /// The order a built-in schedule gives the user fragments of one mesh.
 /// `fragments` are in program order; `rank` is the mesh's position in the
 /// pipeline (0 = first) among `numMeshes`. Returns indices into `fragments`,

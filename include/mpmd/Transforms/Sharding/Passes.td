@@ -1,6 +1,6 @@
 //===- Passes.td - Sharding passes -------------------------*- tablegen -*-===//
 //
-// The sharding phase runs between optimize and export (DESIGN.md section 7):
+// The sharding phase runs between optimize and export (docs/architecture.md#sharding):
 // it decides how every value that crosses a program boundary is laid out on
 // its mesh, and writes the result into the mesh tensor types.
 //

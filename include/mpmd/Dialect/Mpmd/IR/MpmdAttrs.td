@@ -90,6 +90,36 @@ def Mpmd_ReductionType : I32EnumAttr<"ReductionType", "cross-mesh reduction kind
   let genSpecializedAttr = 0;
 }
 
+// What crosses the boundary between the compiler and its clients (the
+// Python stages, the execution plan) is spelled once, here: C++ uses the
+// enums, pass options and the plan use the strings, Python binds the enums.
+
+def Mpmd_ScheduleKind : I32EnumAttr<"ScheduleKind", "a pipeline schedule the compiler applies", [
+    I32EnumAttrCase<"kNone", 0, "none">,
+    I32EnumAttrCase<"kGPipe", 1, "gpipe">,
+    I32EnumAttrCase<"k1F1B", 2, "1f1b">,
+    I32EnumAttrCase<"kInterleaved1F1B", 3, "interleaved-1f1b">,
+    I32EnumAttrCase<"kZeroBubbleH1", 4, "zero-bubble-h1">,
+    // The order of every mesh is given (a table or a comparator evaluated by
+    // the client, or the entry function's mpmd.schedule attribute).
+    I32EnumAttrCase<"kExplicit", 5, "explicit">]> {
+  let cppNamespace = "::mlir::mpmd";
+  let genSpecializedAttr = 0;
+}
+
+def Mpmd_FragmentKind : I32EnumAttr<"FragmentKind", "what a user fragment computes", [
+    // Every origin is a forward computation (transpose count 0).
+    I32EnumAttrCase<"kForward", 0, "forward">,
+    // Every origin is a transpose.
+    I32EnumAttrCase<"kBackward", 1, "backward">,
+    // Both, e.g. a merged forward and backward.
+    I32EnumAttrCase<"kMixed", 2, "mixed">,
+    // The weight-gradient part of a split backward (mpmd.weight_gradient).
+    I32EnumAttrCase<"kWeightGradient", 3, "weight_gradient">]> {
+  let cppNamespace = "::mlir::mpmd";
+  let genSpecializedAttr = 0;
+}
+
 def Mpmd_Reduction : Mpmd_Attr<"Reduction", "reduction"> {
   let summary = "A reduction kind: `#mpmd.reduction<add>`";
   let parameters = (ins EnumParameter<Mpmd_ReductionType>:$reduction_type);

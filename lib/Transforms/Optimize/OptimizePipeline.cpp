@@ -1,0 +1,58 @@
+//===- OptimizePipeline.cpp - The mpmd-optimize pipeline ------------------===//
+
+#include "mpmd/Transforms/Optimize/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+void mlir::mpmd::addOptimizePipeline(OpPassManager &pm,
+                                     const OptimizeOptions &options) {
+  // Split first: zero-bubble schedules order the parts, and client
+  // schedules see them.
+  if (options.splitBackward ||
+      options.schedule == ScheduleKind::kZeroBubbleH1)
+    pm.addPass(createSplitBackwardPass());
+  if (options.schedule != ScheduleKind::kNone) {
+    SchedulePassOptions schedule;
+    schedule.schedule = options.schedule;
+    schedule.order.assign(options.order.begin(), options.order.end());
+    pm.addPass(createSchedulePass(std::move(schedule), options.orderProvider));
+  }
+  if (!options.mergeRules.empty() || options.mergeRuleProvider ||
+      options.mergeLastStage) {
+    MergeFragmentsPassOptions merge;
+    merge.rules.assign(options.mergeRules.begin(), options.mergeRules.end());
+    merge.mergeLastStage = options.mergeLastStage;
+    pm.addPass(
+        createMergeFragmentsPass(std::move(merge), options.mergeRuleProvider));
+  }
+}
+
+OptimizeOptions OptimizePipelineOptions::typed() const {
+  OptimizeOptions options;
+  options.schedule = schedule;
+  options.order.assign(order.begin(), order.end());
+  options.splitBackward = splitBackward;
+  options.mergeRules.assign(mergeRules.begin(), mergeRules.end());
+  options.mergeLastStage = mergeLastStage;
+  return options;
+}
+
+namespace {
+#define GEN_PASS_REGISTRATION
+#include "mpmd/Transforms/Optimize/Passes.h.inc"
+} // namespace
+
+void mlir::mpmd::registerOptimizePasses() {
+  registerMpmdOptimizePasses();
+  PassPipelineRegistration<OptimizePipelineOptions>(
+      "mpmd-optimize",
+      "Optimize: split backward fragments, order each mesh by a pipeline "
+      "schedule, merge fragments",
+      [](OpPassManager &pm, const OptimizePipelineOptions &options) {
+        addOptimizePipeline(pm, options.typed());
+      });
+}

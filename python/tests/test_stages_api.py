@@ -1,0 +1,133 @@
+"""mpmd.jit's stages have the shape of jax.stages: trace -> lower ->
+compile -> call, with static and donated arguments as in jax.jit."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import mpmd
+
+
+def meshes(count: int) -> dict[str, jax.sharding.Mesh]:
+    devices = np.array(jax.devices()[:8]).reshape(count, -1)
+    return {f"m{i + 1}": jax.sharding.Mesh(devices[i], ("x",))
+            for i in range(count)}
+
+
+def two_layers(params, x):
+    h = mpmd.named_computation(lambda w, x: jnp.tanh(x @ w),
+                               name="l1")(params["w1"], x)
+    return {"y": mpmd.named_computation(lambda w, h: h @ w,
+                                        name="l2")(params["w2"], h)}
+
+
+CONFIG = None
+
+
+def config():
+    global CONFIG
+    if CONFIG is None:
+        CONFIG = mpmd.make_config(meshes(2), {"l1": "m1", "l2": "m2"})
+    return CONFIG
+
+
+def inputs():
+    params = {"w1": jnp.linspace(-1.0, 1.0, 32).reshape(4, 8),
+              "w2": jnp.linspace(0.0, 1.0, 16).reshape(8, 2)}
+    return params, jnp.linspace(-2.0, 2.0, 12).reshape(3, 4)
+
+
+def test_trace_lower_compile_call():
+    params, x = inputs()
+    traced = mpmd.jit(two_layers, config()).trace(params, x)
+    assert isinstance(traced, mpmd.Traced)
+    assert "named_computation" in str(traced.jaxpr)
+    assert traced.out_info["y"].shape == (3, 2)
+    lowered = traced.lower()
+    want = jax.jit(two_layers).lower(params, x)
+    assert lowered.in_tree == want.in_tree
+    assert lowered.out_tree == want.out_tree
+    compiled = lowered.compile()
+    assert compiled.in_tree == want.in_tree
+    assert compiled.out_tree == want.out_tree
+    np.testing.assert_allclose(compiled(params, x)["y"],
+                               jax.jit(two_layers)(params, x)["y"], rtol=1e-6)
+
+
+def test_text_and_ir_in_each_dialect():
+    params, x = inputs()
+    lowered = mpmd.jit(two_layers, config()).lower(params, x)
+    assert lowered.as_text() == lowered.as_text("mpmd")
+    assert "mpmd.fragment_call" in lowered.as_text()
+    jax_text = lowered.as_text("stablehlo")
+    assert "mpmd.named_computation" in jax_text and "topology" in jax_text
+    assert "mpmd.fragment_call" not in jax_text
+    with pytest.raises(mpmd.MpmdError, match="not supported yet: dialect 'hlo'"):
+        lowered.as_text("hlo")
+    assert "topology" in str(lowered.compiler_ir("stablehlo"))
+    module = lowered.compiler_ir()
+    assert "mpmd.fragment_call" in str(module.operation)
+    compiled = lowered.compile()
+    text = compiled.as_text()
+    assert text.count("// program ") == len(lowered.plan.programs)
+    assert "HloModule" in text
+
+
+def test_cost_analysis_counts_every_call():
+    params, x = inputs()
+    lowered = mpmd.jit(two_layers, config()).lower(params, x)
+    want = jax.jit(two_layers).lower(params, x).cost_analysis()["flops"]
+    before = lowered.cost_analysis()["flops"]
+    after = lowered.compile().cost_analysis()["flops"]
+    # Both matmuls and the tanh, once each, as in the single program.
+    assert before == pytest.approx(want, rel=0.1)
+    assert after > 0
+
+
+def scaled_sum(x, power, y, *, shift=0.0):
+    def body(x, y):
+        return (x ** power) * y + shift
+    return mpmd.named_computation(body, name="f")(x, y)
+
+
+@pytest.mark.parametrize("static", [(1,), (-2,)])
+def test_static_argnums_as_in_jax_jit(static):
+    config = mpmd.make_config(meshes(2), {"f": "m2"})
+    step = mpmd.jit(scaled_sum, config, static_argnums=static)
+    reference = jax.jit(scaled_sum, static_argnums=static)
+    x, y = jnp.arange(1.0, 5.0), jnp.full(4, 0.5)
+    for power in (2, 3, 2):
+        np.testing.assert_allclose(step(x, power, y), reference(x, power, y))
+    # One lowering per static value; the second 2 reused the first.
+    assert len(step._cache) == 2
+    np.testing.assert_allclose(step(x, 3, y, shift=1.0),
+                               reference(x, 3, y, shift=1.0))
+
+
+def test_unhashable_static_argument():
+    config = mpmd.make_config(meshes(2), {"f": "m2"})
+    step = mpmd.jit(scaled_sum, config, static_argnums=(1,))
+    with pytest.raises(mpmd.ConfigError, match="static argument"):
+        step(jnp.ones(4), [2], jnp.ones(4))
+
+
+def update(params, scale, x):
+    def body(w, x):
+        return w - scale * jnp.outer(x, x)[: w.shape[0], : w.shape[1]]
+    return mpmd.named_computation(body, name="f")(params, x)
+
+
+def test_donate_and_static_together_as_in_jax_jit():
+    config = mpmd.make_config(meshes(2), {"f": "m1"})
+    step = mpmd.jit(update, config, static_argnums=(1,), donate_argnums=(0,))
+    w, x = jnp.ones((4, 4)), jnp.arange(4.0)
+    want = jax.jit(update, static_argnums=(1,))(w, 0.5, x)
+    lowered = step.lower(w, 0.5, x)
+    placed = jax.device_put(w, lowered.function_named_shardings.inputs[0])
+    got = lowered.compile()(placed, 0.5, x)
+    np.testing.assert_allclose(got, want)
+    assert placed.is_deleted()
+    assert sum(len(p.donated_args) for p in lowered.plan.programs.values()) == 1
