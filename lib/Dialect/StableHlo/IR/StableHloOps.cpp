@@ -1,11 +1,12 @@
 //===- StableHloOps.cpp - StableHLO compat ops ----------------------------===//
 //
-// Assembly and verifiers of the modelled ops. The pretty forms print the
-// same bytes as upstream StableHLO's printer (which JAX uses), so that IR
-// written for upstream reads the same here; they parse back into the same
-// generic form. Verifiers check the invariants the passes rely on (shapes,
-// element types, dimension numbers in range) and stay lenient where types
-// are dynamic or not builtin (quantized element types are opaque here).
+// Verifiers of the modelled ops, and the assembly of the two ops whose form
+// depends on their contents (constant, reduce); the others are declarative
+// (StableHloOps.td, AssemblyFormat.h). The pretty forms print the same bytes
+// as upstream StableHLO's printer (which JAX uses). Verifiers check the
+// invariants the passes rely on (shapes, element types, dimension numbers in
+// range) and stay lenient where types are dynamic or not builtin (quantized
+// element types are opaque here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,20 +45,6 @@ static bool elementTypesMatch(Type lhs, Type rhs) {
          !isBuiltinElementType(rhsElement);
 }
 
-static void printDimList(OpAsmPrinter &printer, ArrayRef<int64_t> dims) {
-  printer << '[';
-  llvm::interleaveComma(dims, printer);
-  printer << ']';
-}
-
-static ParseResult parseDimList(OpAsmParser &parser,
-                                SmallVectorImpl<int64_t> &dims) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        return parser.parseInteger(dims.emplace_back());
-      });
-}
-
 /// Parses `: (T0, ...) -> R` with `numResults` results and resolves the
 /// operands against the inputs.
 static ParseResult
@@ -70,18 +57,6 @@ parseFunctionalType(OpAsmParser &parser, OperationState &result,
   if (parser.resolveOperands(operands, type.getInputs(), loc, result.operands))
     return failure();
   result.addTypes(type.getResults());
-  return success();
-}
-
-/// Parses `name = [d0, d1, ...]` into a dense i64 array attribute.
-static ParseResult parseNamedDimList(OpAsmParser &parser,
-                                     OperationState &result, StringRef keyword,
-                                     StringRef attrName) {
-  SmallVector<int64_t> dims;
-  if (parser.parseKeyword(keyword) || parser.parseEqual() ||
-      parseDimList(parser, dims))
-    return failure();
-  result.addAttribute(attrName, parser.getBuilder().getDenseI64ArrayAttr(dims));
   return success();
 }
 
@@ -100,60 +75,9 @@ static LogicalResult verifyDimsInRange(Operation *op, ArrayRef<int64_t> dims,
   return success();
 }
 
-static bool isDefaultResultAccuracy(Attribute attr) {
-  auto opaque = dyn_cast_if_present<stablehlo::OpaqueAttr>(attr);
-  return opaque &&
-         opaque.getSpec() ==
-             "result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>";
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//
-
-ParseResult mlir::stablehlo::detail::parseSameTypeOp(OpAsmParser &parser,
-                                                     OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand> operands;
-  SMLoc loc = parser.getCurrentLocation();
-  Type type;
-  if (parser.parseOperandList(operands) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
-    return failure();
-  SMLoc typeLoc = parser.getCurrentLocation();
-  if (parser.parseType(type))
-    return failure();
-  if (auto function = dyn_cast<FunctionType>(type)) {
-    if (function.getNumResults() != 1)
-      return parser.emitError(typeLoc, "expected a single result type");
-    if (parser.resolveOperands(operands, function.getInputs(), loc,
-                               result.operands))
-      return failure();
-    result.addTypes(function.getResults());
-    return success();
-  }
-  // A bare type is the type of every operand and of the result.
-  if (parser.resolveOperands(operands, type, result.operands))
-    return failure();
-  result.addTypes(type);
-  return success();
-}
-
-void mlir::stablehlo::detail::printSameTypeOp(OpAsmPrinter &printer,
-                                              Operation *op) {
-  printer << ' ';
-  printer.printOperands(op->getOperands());
-  SmallVector<StringRef, 1> elided;
-  if (isDefaultResultAccuracy(op->getAttr("result_accuracy")))
-    elided.push_back("result_accuracy");
-  printer.printOptionalAttrDict(op->getAttrs(), elided);
-  printer << " : ";
-  Type resultType = op->getResult(0).getType();
-  if (llvm::all_of(op->getOperandTypes(),
-                   [&](Type type) { return type == resultType; }))
-    printer << resultType;
-  else
-    printer.printFunctionalType(op);
-}
 
 LogicalResult mlir::stablehlo::detail::verifyElementwise(Operation *op,
                                                         bool sameElementType) {
@@ -248,54 +172,8 @@ LogicalResult ConstantOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// CompareOp: `GT, %a, %b(, FLOAT)? : (T, T) -> R`
+// CompareOp
 //===----------------------------------------------------------------------===//
-
-ParseResult CompareOp::parse(OpAsmParser &parser, OperationState &result) {
-  MLIRContext *context = parser.getContext();
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef keyword;
-  if (parser.parseKeyword(&keyword))
-    return failure();
-  std::optional<ComparisonDirection> direction =
-      symbolizeComparisonDirection(keyword);
-  if (!direction)
-    return parser.emitError(loc)
-           << "unknown comparison direction '" << keyword << "'";
-  result.addAttribute(getComparisonDirectionAttrName(result.name),
-                      ComparisonDirectionAttr::get(context, *direction));
-  OpAsmParser::UnresolvedOperand lhs, rhs;
-  if (parser.parseComma() || parser.parseOperand(lhs) || parser.parseComma() ||
-      parser.parseOperand(rhs))
-    return failure();
-  if (succeeded(parser.parseOptionalComma())) {
-    loc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&keyword))
-      return failure();
-    std::optional<ComparisonType> type = symbolizeComparisonType(keyword);
-    if (!type)
-      return parser.emitError(loc)
-             << "unknown comparison type '" << keyword << "'";
-    result.addAttribute(getCompareTypeAttrName(result.name),
-                        ComparisonTypeAttr::get(context, *type));
-  }
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {lhs, rhs});
-}
-
-void CompareOp::print(OpAsmPrinter &printer) {
-  printer << ' '
-          << stringifyComparisonDirection(getComparisonDirection().getValue())
-          << ", " << getLhs() << ", " << getRhs();
-  if (ComparisonTypeAttr type = getCompareTypeAttr())
-    printer << ", " << stringifyComparisonType(type.getValue());
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(),
-      {getComparisonDirectionAttrName(), getCompareTypeAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult CompareOp::verify() {
   Type lhsType = getLhs().getType();
@@ -318,51 +196,8 @@ LogicalResult CompareOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// SelectOp: `%p, %a, %b : P, T` or the functional form
+// SelectOp
 //===----------------------------------------------------------------------===//
-
-ParseResult SelectOp::parse(OpAsmParser &parser, OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand, 3> operands;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseOperandList(operands, /*requiredOperandCount=*/3) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
-    return failure();
-  SMLoc typeLoc = parser.getCurrentLocation();
-  SmallVector<Type, 2> types;
-  if (parser.parseTypeList(types))
-    return failure();
-  if (types.size() == 2) {
-    Type predType = types[0], valueType = types[1];
-    if (parser.resolveOperands(operands, {predType, valueType, valueType}, loc,
-                               result.operands))
-      return failure();
-    result.addTypes(valueType);
-    return success();
-  }
-  auto function =
-      types.size() == 1 ? dyn_cast<FunctionType>(types[0]) : FunctionType();
-  if (!function || function.getNumResults() != 1)
-    return parser.emitError(typeLoc, "expected `predicate type, value type` "
-                                     "or a functional type");
-  if (parser.resolveOperands(operands, function.getInputs(), loc,
-                             result.operands))
-    return failure();
-  result.addTypes(function.getResults());
-  return success();
-}
-
-void SelectOp::print(OpAsmPrinter &printer) {
-  printer << ' ';
-  printer.printOperands(getOperation()->getOperands());
-  printer.printOptionalAttrDict((*this)->getAttrs());
-  printer << " : ";
-  Type resultType = getType();
-  if (getOnTrue().getType() == resultType &&
-      getOnFalse().getType() == resultType)
-    printer << getPred().getType() << ", " << resultType;
-  else
-    printer.printFunctionalType(getOperation());
-}
 
 LogicalResult SelectOp::verify() {
   Type predType = getPred().getType();
@@ -387,28 +222,8 @@ LogicalResult SelectOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// BroadcastInDimOp: `%x, dims = [...] : (T) -> R`
+// BroadcastInDimOp
 //===----------------------------------------------------------------------===//
-
-ParseResult BroadcastInDimOp::parse(OpAsmParser &parser,
-                                    OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  if (parser.parseOperand(operand) || parser.parseComma() ||
-      parseNamedDimList(parser, result, "dims",
-                        getBroadcastDimensionsAttrName(result.name)) ||
-      parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void BroadcastInDimOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand() << ", dims = ";
-  printDimList(printer, getBroadcastDimensions());
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getBroadcastDimensionsAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult BroadcastInDimOp::verify() {
   if (!elementTypesMatch(getOperand().getType(), getType()))
@@ -442,23 +257,8 @@ LogicalResult BroadcastInDimOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// ReshapeOp: `%x : (T) -> R`
+// ReshapeOp
 //===----------------------------------------------------------------------===//
-
-ParseResult ReshapeOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  if (parser.parseOperand(operand) ||
-      parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void ReshapeOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand();
-  printer.printOptionalAttrDict((*this)->getAttrs());
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult ReshapeOp::verify() {
   auto operandType = cast<TensorType>(getOperand().getType());
@@ -477,27 +277,8 @@ LogicalResult ReshapeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// TransposeOp: `%x, dims = [...] : (T) -> R`
+// TransposeOp
 //===----------------------------------------------------------------------===//
-
-ParseResult TransposeOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  if (parser.parseOperand(operand) || parser.parseComma() ||
-      parseNamedDimList(parser, result, "dims",
-                        getPermutationAttrName(result.name)) ||
-      parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void TransposeOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand() << ", dims = ";
-  printDimList(printer, getPermutation());
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getPermutationAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult TransposeOp::verify() {
   if (!elementTypesMatch(getOperand().getType(), getType()))
@@ -531,108 +312,6 @@ LogicalResult TransposeOp::verify() {
 //===----------------------------------------------------------------------===//
 // DotGeneralOp
 //===----------------------------------------------------------------------===//
-
-ParseResult DotGeneralOp::parse(OpAsmParser &parser, OperationState &result) {
-  MLIRContext *context = parser.getContext();
-  OpAsmParser::UnresolvedOperand lhs, rhs;
-  if (parser.parseOperand(lhs) || parser.parseComma() ||
-      parser.parseOperand(rhs))
-    return failure();
-  SmallVector<int64_t> lhsBatching, rhsBatching, lhsContracting,
-      rhsContracting;
-  auto parseDimPair = [&](SmallVectorImpl<int64_t> &lhsDims,
-                          SmallVectorImpl<int64_t> &rhsDims) {
-    return failure(parser.parseEqual() || parseDimList(parser, lhsDims) ||
-                   parser.parseKeyword("x") || parseDimList(parser, rhsDims));
-  };
-  bool sawContracting = false;
-  while (succeeded(parser.parseOptionalComma())) {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef keyword;
-    if (parser.parseKeyword(&keyword))
-      return failure();
-    if (keyword == "batching_dims") {
-      if (failed(parseDimPair(lhsBatching, rhsBatching)))
-        return failure();
-    } else if (keyword == "contracting_dims") {
-      sawContracting = true;
-      if (failed(parseDimPair(lhsContracting, rhsContracting)))
-        return failure();
-    } else if (keyword == "precision") {
-      SmallVector<Attribute, 2> precisions;
-      auto parsePrecision = [&]() -> ParseResult {
-        SMLoc valueLoc = parser.getCurrentLocation();
-        StringRef value;
-        if (parser.parseKeyword(&value))
-          return failure();
-        std::optional<Precision> precision = symbolizePrecision(value);
-        if (!precision)
-          return parser.emitError(valueLoc)
-                 << "unknown precision '" << value << "'";
-        precisions.push_back(PrecisionAttr::get(context, *precision));
-        return success();
-      };
-      if (parser.parseEqual() ||
-          parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
-                                         parsePrecision))
-        return failure();
-      result.addAttribute(getPrecisionConfigAttrName(result.name),
-                          ArrayAttr::get(context, precisions));
-    } else if (keyword == "algorithm") {
-      Attribute algorithm;
-      if (parser.parseEqual() ||
-          !(algorithm = DotAlgorithmAttr::parse(parser, Type())))
-        return failure();
-      result.addAttribute(getAlgorithmAttrName(result.name), algorithm);
-    } else {
-      return parser.emitError(loc) << "unexpected '" << keyword
-                                   << "' in stablehlo.dot_general";
-    }
-  }
-  if (!sawContracting)
-    return parser.emitError(parser.getCurrentLocation(),
-                            "expected `contracting_dims = [...] x [...]`");
-  result.addAttribute(getDotDimensionNumbersAttrName(result.name),
-                      DotDimensionNumbersAttr::get(context, lhsBatching,
-                                                   rhsBatching, lhsContracting,
-                                                   rhsContracting));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {lhs, rhs});
-}
-
-void DotGeneralOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getLhs() << ", " << getRhs();
-  DotDimensionNumbersAttr dims = getDotDimensionNumbers();
-  if (!dims.getLhsBatchingDimensions().empty() ||
-      !dims.getRhsBatchingDimensions().empty()) {
-    printer << ", batching_dims = ";
-    printDimList(printer, dims.getLhsBatchingDimensions());
-    printer << " x ";
-    printDimList(printer, dims.getRhsBatchingDimensions());
-  }
-  printer << ", contracting_dims = ";
-  printDimList(printer, dims.getLhsContractingDimensions());
-  printer << " x ";
-  printDimList(printer, dims.getRhsContractingDimensions());
-  if (ArrayAttr precisions = getPrecisionConfigAttr()) {
-    printer << ", precision = [";
-    llvm::interleaveComma(precisions, printer, [&](Attribute precision) {
-      printer << stringifyPrecision(cast<PrecisionAttr>(precision).getValue());
-    });
-    printer << ']';
-  }
-  if (DotAlgorithmAttr algorithm = getAlgorithmAttr()) {
-    printer << ", algorithm = ";
-    algorithm.print(printer);
-  }
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getDotDimensionNumbersAttrName(),
-                                 getPrecisionConfigAttrName(),
-                                 getAlgorithmAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult DotGeneralOp::verify() {
   DotDimensionNumbersAttr dims = getDotDimensionNumbers();
@@ -756,7 +435,7 @@ void ReduceOp::print(OpAsmPrinter &printer) {
     printer.printKeywordOrString(compact->getName().getStringRef());
   }
   printer << " across dimensions = ";
-  printDimList(printer, getDimensions());
+  printer.printStrippedAttrOrType(getDimensionsAttr());
   printer.printOptionalAttrDict((*this)->getAttrs(), {getDimensionsAttrName()});
   printer << " : ";
   printer.printFunctionalType(getOperation());
@@ -791,8 +470,7 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
   };
   if (parser.parseCommaSeparatedList(parsePair))
     return failure();
-  SmallVector<OpAsmParser::UnresolvedOperand> operands(inputs);
-  llvm::append_range(operands, inits);
+  llvm::append_range(inputs, inits);
 
   std::optional<OperationName> reducerName;
   if (succeeded(parser.parseOptionalKeyword("applies"))) {
@@ -812,15 +490,16 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
              << name->getStringRef() << "'";
     reducerName = *name;
   }
+  DenseI64ArrayAttr dims;
   SMLoc typeLoc;
   FunctionType type;
-  if (parser.parseKeyword("across") ||
-      parseNamedDimList(parser, result, "dimensions",
-                        getDimensionsAttrName(result.name)) ||
+  if (parser.parseKeyword("across") || parser.parseKeyword("dimensions") ||
+      parser.parseEqual() || parser.parseCustomAttributeWithFallback(dims) ||
       parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
       (typeLoc = parser.getCurrentLocation(), parser.parseType(type)) ||
-      parser.resolveOperands(operands, type.getInputs(), loc, result.operands))
+      parser.resolveOperands(inputs, type.getInputs(), loc, result.operands))
     return failure();
+  result.addAttribute(getDimensionsAttrName(result.name), dims);
   result.addTypes(type.getResults());
   Region *body = result.addRegion();
 
@@ -837,9 +516,8 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
           parser.parseRParen())
         return failure();
     }
-    SmallVector<OpAsmParser::Argument> arguments(elements);
-    llvm::append_range(arguments, accumulators);
-    return parser.parseRegion(*body, arguments);
+    llvm::append_range(elements, accumulators);
+    return parser.parseRegion(*body, elements);
   }
 
   // Compact form: rebuild `^bb0(%a, %b): %r = op %a, %b; return %r`.
@@ -849,14 +527,13 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
   Type scalar =
       RankedTensorType::get({}, getElementTypeOrSelf(type.getInput(0)));
   Block &block = body->emplaceBlock();
-  Value lhs = block.addArgument(scalar, opLoc);
-  Value rhs = block.addArgument(scalar, opLoc);
   // The region is not attached to an op yet, so the builder cannot take its
   // context from the block.
   OpBuilder builder(parser.getContext());
   builder.setInsertionPointToEnd(&block);
   OperationState innerState(opLoc, *reducerName);
-  innerState.addOperands({lhs, rhs});
+  innerState.addOperands({block.addArgument(scalar, opLoc),
+                          block.addArgument(scalar, opLoc)});
   innerState.addTypes(scalar);
   Operation *inner = builder.create(innerState);
   ReturnOp::create(builder, opLoc, inner->getResults());
@@ -933,30 +610,8 @@ LogicalResult ReduceOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// IotaOp: `dim = 0 : T`
+// IotaOp
 //===----------------------------------------------------------------------===//
-
-ParseResult IotaOp::parse(OpAsmParser &parser, OperationState &result) {
-  int64_t dim = 0;
-  Type type;
-  if (parser.parseKeyword("dim") || parser.parseEqual() ||
-      parser.parseInteger(dim))
-    return failure();
-  result.addAttribute(getIotaDimensionAttrName(result.name),
-                      parser.getBuilder().getI64IntegerAttr(dim));
-  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      parser.parseType(type))
-    return failure();
-  result.addTypes(type);
-  return success();
-}
-
-void IotaOp::print(OpAsmPrinter &printer) {
-  printer << " dim = " << getIotaDimension();
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getIotaDimensionAttrName()});
-  printer << " : " << getType();
-}
 
 LogicalResult IotaOp::verify() {
   auto type = dyn_cast<RankedTensorType>(getType());
@@ -970,41 +625,8 @@ LogicalResult IotaOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// ConcatenateOp: `%a, %b, dim = 0 : (T, T) -> R`
+// ConcatenateOp
 //===----------------------------------------------------------------------===//
-
-ParseResult ConcatenateOp::parse(OpAsmParser &parser, OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand> operands;
-  // Operands each followed by a comma, up to the `dim` keyword.
-  while (true) {
-    OpAsmParser::UnresolvedOperand operand;
-    OptionalParseResult parsed = parser.parseOptionalOperand(operand);
-    if (!parsed.has_value())
-      break;
-    if (failed(*parsed) || parser.parseComma())
-      return failure();
-    operands.push_back(operand);
-  }
-  int64_t dim = 0;
-  if (parser.parseKeyword("dim") || parser.parseEqual() ||
-      parser.parseInteger(dim))
-    return failure();
-  result.addAttribute(getDimensionAttrName(result.name),
-                      parser.getBuilder().getI64IntegerAttr(dim));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, operands);
-}
-
-void ConcatenateOp::print(OpAsmPrinter &printer) {
-  printer << ' ';
-  for (Value input : getInputs())
-    printer << input << ", ";
-  printer << "dim = " << getDimension();
-  printer.printOptionalAttrDict((*this)->getAttrs(), {getDimensionAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult ConcatenateOp::verify() {
   if (getInputs().empty())
@@ -1056,66 +678,8 @@ LogicalResult ConcatenateOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// SliceOp: `%x [0:2, 1:3:2] : (T) -> R`
+// SliceOp
 //===----------------------------------------------------------------------===//
-
-ParseResult SliceOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  SmallVector<int64_t> starts, limits, strides;
-  auto parseRange = [&]() -> ParseResult {
-    if (parser.parseInteger(starts.emplace_back()) || parser.parseColon() ||
-        parser.parseInteger(limits.emplace_back()))
-      return failure();
-    // The stride is optional and 1 when left out.
-    strides.push_back(1);
-    if (succeeded(parser.parseOptionalColon()))
-      return parser.parseInteger(strides.back());
-    return success();
-  };
-  if (parser.parseOperand(operand) ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseRange))
-    return failure();
-  Builder &builder = parser.getBuilder();
-  result.addAttribute(getStartIndicesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(starts));
-  result.addAttribute(getLimitIndicesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(limits));
-  result.addAttribute(getStridesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(strides));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void SliceOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand() << " [";
-  ArrayRef<int64_t> starts = getStartIndices();
-  ArrayRef<int64_t> limits = getLimitIndices();
-  ArrayRef<int64_t> strides = getStrides();
-  if (starts.size() == limits.size() && starts.size() == strides.size()) {
-    llvm::interleaveComma(llvm::seq<size_t>(0, starts.size()), printer,
-                          [&](size_t d) {
-                            printer << starts[d] << ':' << limits[d];
-                            if (strides[d] != 1)
-                              printer << ':' << strides[d];
-                          });
-  } else {
-    // Not parseable, but printing invalid IR must not crash.
-    printer << "start_indices: ";
-    llvm::interleaveComma(starts, printer);
-    printer << ", limit_indices: ";
-    llvm::interleaveComma(limits, printer);
-    printer << ", strides: ";
-    llvm::interleaveComma(strides, printer);
-  }
-  printer << ']';
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getStartIndicesAttrName(),
-                                 getLimitIndicesAttrName(),
-                                 getStridesAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> starts = getStartIndices();

@@ -116,6 +116,9 @@ def StableHlo_ResultAccuracyAttr : Attr<
   let storageType = "::mlir::stablehlo::OpaqueAttr";
   let returnType = "::mlir::stablehlo::OpaqueAttr";
   let convertFromStorage = "$_self";
+  // From the attribute text, so that ODS can compare against a default.
+  let constBuilderCall =
+      "::mlir::stablehlo::OpaqueAttr::get($_builder.getContext(), $0)";
 }
 
 #endif // MPMD_DIALECT_STABLEHLO_IR_STABLEHLOATTRS_TD
