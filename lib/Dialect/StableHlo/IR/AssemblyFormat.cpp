@@ -1,9 +1,10 @@
-//===- AssemblyFormat.cpp - Custom directives of the StableHLO ops --------===//
+//===- AssemblyFormat.cpp - Syntax of the StableHLO ops -------------------===//
 //
-// Each directive prints the bytes upstream StableHLO's printer writes for its
-// piece of an op and parses them back. Type lists are checked against the
-// operand count here because the generated parser resolves the operands with
-// whatever types a directive returns.
+// The custom directives of the declarative formats, then the two ops written
+// by hand (constant, reduce). Everything prints the bytes upstream
+// StableHLO's printer writes and parses them back. Type lists are checked
+// against the operand count here because the generated parser resolves the
+// operands with whatever types a directive returns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,8 @@
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -283,3 +286,213 @@ void mlir::stablehlo::printPrecisionConfigAndAlgorithm(
     algorithm.print(printer);
   }
 }
+
+//===----------------------------------------------------------------------===//
+// Hand-written forms
+//===----------------------------------------------------------------------===//
+//
+// Which form constant and reduce print depends on the op's contents (the
+// value's type, the reducer region), which a declarative format cannot
+// express; upstream writes these by hand too.
+
+ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
+  // Long form for a value whose type differs from the result type:
+  // `() <{value = ...}> {...} : () -> T` (properties optional).
+  if (succeeded(parser.parseOptionalLParen())) {
+    if (parser.parseRParen())
+      return failure();
+    if (succeeded(parser.parseOptionalLess())) {
+      DictionaryAttr properties;
+      if (parser.parseAttribute(properties) || parser.parseGreater())
+        return failure();
+      result.attributes.append(properties.getValue());
+    }
+    SMLoc loc = parser.getCurrentLocation();
+    FunctionType type;
+    if (parser.parseOptionalAttrDict(result.attributes) ||
+        parser.parseColonType(type) ||
+        parser.resolveOperands(ArrayRef<OpAsmParser::UnresolvedOperand>(),
+                               type.getInputs(), loc, result.operands))
+      return failure();
+    result.addTypes(type.getResults());
+    return success();
+  }
+  Attribute value;
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseAttribute(value))
+    return failure();
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements)
+    return parser.emitError(loc, "expected a tensor value such as dense<...>");
+  result.addAttribute(getValueAttrName(result.name), elements);
+  result.addTypes(elements.getType());
+  return success();
+}
+
+void ConstantOp::print(OpAsmPrinter &printer) {
+  if (getValue().getType() != getType()) {
+    printer << "()";
+    printer.printOptionalAttrDict((*this)->getAttrs());
+    printer << " : ";
+    printer.printFunctionalType(getOperation());
+    return;
+  }
+  printer.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
+  printer << ' ';
+  printer.printAttribute(getValue());
+}
+
+/// The single op of `body` if the reduce can print in the compact `applies`
+/// form: one commutative binary op of this dialect on scalars of the first
+/// input's element type, applied to the block arguments in order, whose
+/// result is returned. Ops carrying attributes are excluded because the
+/// compact form could not print them.
+static Operation *getCompactReducer(ReduceOp op) {
+  Region &body = op.getBody();
+  if (op.getInputs().empty() || !body.hasOneBlock())
+    return nullptr;
+  Block &block = body.front();
+  if (block.getOperations().size() != 2)
+    return nullptr;
+  Operation &inner = block.front();
+  auto terminator = dyn_cast<ReturnOp>(block.back());
+  if (!terminator || !inner.isRegistered() ||
+      inner.getDialect() != op->getDialect() ||
+      !inner.hasTrait<OpTrait::IsCommutative>() ||
+      inner.getNumOperands() != 2 || inner.getNumResults() != 1 ||
+      inner.getNumRegions() != 0 || !inner.getAttrs().empty() ||
+      !terminator->getAttrs().empty())
+    return nullptr;
+  Type scalar = RankedTensorType::get(
+      {}, getElementTypeOrSelf(op.getInputs().front().getType()));
+  if (!llvm::all_of(inner.getOperandTypes(),
+                    [&](Type type) { return type == scalar; }) ||
+      inner.getResult(0).getType() != scalar)
+    return nullptr;
+  if (!llvm::equal(block.getArguments(), inner.getOperands()) ||
+      !llvm::equal(inner.getResults(), terminator.getOperands()))
+    return nullptr;
+  return &inner;
+}
+
+void ReduceOp::print(OpAsmPrinter &printer) {
+  size_t numInputs = getInputs().size();
+  llvm::interleaveComma(llvm::seq<size_t>(0, numInputs), printer,
+                        [&](size_t index) {
+                          printer << '(' << getInputs()[index]
+                                  << " init: " << getInitValues()[index]
+                                  << ')';
+                        });
+  Operation *compact = getCompactReducer(*this);
+  if (compact) {
+    printer << " applies ";
+    printer.printKeywordOrString(compact->getName().getStringRef());
+  }
+  printer << " across dimensions = ";
+  printer.printStrippedAttrOrType(getDimensionsAttr());
+  printer.printOptionalAttrDict((*this)->getAttrs(), {getDimensionsAttrName()});
+  printer << " : ";
+  printer.printFunctionalType(getOperation());
+  if (compact || getBody().empty())
+    return;
+  // Region form: block arguments paired as (element, accumulator) per input.
+  Block &block = getBody().front();
+  printer.printNewline();
+  printer << " reducer";
+  if (block.getNumArguments() == 2 * numInputs) {
+    for (size_t index = 0; index < numInputs; ++index) {
+      printer << '(';
+      printer.printRegionArgument(block.getArgument(index));
+      printer << ", ";
+      printer.printRegionArgument(block.getArgument(index + numInputs));
+      printer << ") ";
+    }
+  }
+  printer << ' ';
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}
+
+ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<OpAsmParser::UnresolvedOperand> inputs, inits;
+  auto parsePair = [&]() -> ParseResult {
+    return failure(parser.parseLParen() ||
+                   parser.parseOperand(inputs.emplace_back()) ||
+                   parser.parseKeyword("init") || parser.parseColon() ||
+                   parser.parseOperand(inits.emplace_back()) ||
+                   parser.parseRParen());
+  };
+  if (parser.parseCommaSeparatedList(parsePair))
+    return failure();
+  llvm::append_range(inputs, inits);
+
+  std::optional<OperationName> reducerName;
+  if (succeeded(parser.parseOptionalKeyword("applies"))) {
+    SMLoc nameLoc = parser.getCurrentLocation();
+    FailureOr<OperationName> name = parser.parseCustomOperationName();
+    if (failed(name))
+      return failure();
+    if (!name->isRegistered() ||
+        name->getDialectNamespace() != result.name.getDialectNamespace() ||
+        !name->hasTrait<OpTrait::IsCommutative>() ||
+        !name->hasTrait<OpTrait::NOperands<2>::Impl>() ||
+        !name->hasTrait<OpTrait::OneResult>() ||
+        !name->hasTrait<OpTrait::ZeroRegions>())
+      return parser.emitError(nameLoc)
+             << "expected a commutative binary op of the stablehlo dialect "
+                "after `applies`, got '"
+             << name->getStringRef() << "'";
+    reducerName = *name;
+  }
+  DenseI64ArrayAttr dims;
+  SMLoc typeLoc;
+  FunctionType type;
+  if (parser.parseKeyword("across") || parser.parseKeyword("dimensions") ||
+      parser.parseEqual() || parser.parseCustomAttributeWithFallback(dims) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      (typeLoc = parser.getCurrentLocation(), parser.parseType(type)) ||
+      parser.resolveOperands(inputs, type.getInputs(), loc, result.operands))
+    return failure();
+  result.addAttribute(getDimensionsAttrName(result.name), dims);
+  result.addTypes(type.getResults());
+  Region *body = result.addRegion();
+
+  if (!reducerName) {
+    // Region form: `reducer(%e0: T, %a0: T) (%e1: U, %a1: U) { ... }`.
+    SmallVector<OpAsmParser::Argument> elements, accumulators;
+    if (parser.parseKeyword("reducer"))
+      return failure();
+    while (succeeded(parser.parseOptionalLParen())) {
+      if (parser.parseArgument(elements.emplace_back(), /*allowType=*/true) ||
+          parser.parseComma() ||
+          parser.parseArgument(accumulators.emplace_back(),
+                               /*allowType=*/true) ||
+          parser.parseRParen())
+        return failure();
+    }
+    llvm::append_range(elements, accumulators);
+    return parser.parseRegion(*body, elements);
+  }
+
+  // Compact form: rebuild `^bb0(%a, %b): %r = op %a, %b; return %r`.
+  if (type.getNumInputs() == 0)
+    return parser.emitError(typeLoc, "expected at least one input type");
+  Location opLoc = parser.getEncodedSourceLoc(loc);
+  Type scalar =
+      RankedTensorType::get({}, getElementTypeOrSelf(type.getInput(0)));
+  Block &block = body->emplaceBlock();
+  // The region is not attached to an op yet, so the builder cannot take its
+  // context from the block.
+  OpBuilder builder(parser.getContext());
+  builder.setInsertionPointToEnd(&block);
+  OperationState innerState(opLoc, *reducerName);
+  innerState.addOperands({block.addArgument(scalar, opLoc),
+                          block.addArgument(scalar, opLoc)});
+  innerState.addTypes(scalar);
+  Operation *inner = builder.create(innerState);
+  ReturnOp::create(builder, opLoc, inner->getResults());
+  return success();
+}
+

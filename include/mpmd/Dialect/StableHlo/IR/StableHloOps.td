@@ -6,7 +6,7 @@
 // pretty forms follow upstream's printer byte for byte. They are declarative,
 // with the pieces ODS cannot express as shared custom directives
 // (AssemblyFormat.h); only constant and reduce, whose forms depend on the
-// op's contents, are written in C++ (StableHloOps.cpp).
+// op's contents, are written in C++ (AssemblyFormat.cpp).
 //
 // Each `` in a format suppresses the space ODS would print before the next
 // element: the modelled enum attributes print their own leading space, and
