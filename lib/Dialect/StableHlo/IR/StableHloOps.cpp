@@ -43,6 +43,23 @@ static bool elementTypesMatch(Type lhs, Type rhs) {
          !isBuiltinElementType(rhsElement);
 }
 
+/// Whether `lhs` and `rhs` are static dimension sizes that differ.
+static bool sizesDiffer(int64_t lhs, int64_t rhs) {
+  return !ShapedType::isDynamic(lhs) && !ShapedType::isDynamic(rhs) &&
+         lhs != rhs;
+}
+
+/// For the ops that rearrange the elements of their one operand.
+static LogicalResult verifyOperandElementType(Operation *op) {
+  Type operand = op->getOperand(0).getType();
+  Type result = op->getResult(0).getType();
+  if (elementTypesMatch(operand, result))
+    return success();
+  return op->emitOpError() << "requires the operand and result element types "
+                              "to match, but got "
+                           << operand << " and " << result;
+}
+
 /// Checks that `dims` are distinct and in [0, rank); `what` names the list.
 static LogicalResult verifyDimsInRange(Operation *op, ArrayRef<int64_t> dims,
                                        int64_t rank, StringRef what) {
@@ -72,11 +89,10 @@ LogicalResult mlir::stablehlo::detail::verifyElementwise(Operation *op,
              << ") and the result (" << resultType
              << ") to have compatible shapes";
     // abs of a complex tensor is its real magnitude (StableHLO spec).
-    bool complexAbs =
-        isa<AbsOp>(op) &&
-        isa<ComplexType>(getElementTypeOrSelf(type)) &&
-        cast<ComplexType>(getElementTypeOrSelf(type)).getElementType() ==
-            getElementTypeOrSelf(resultType);
+    auto complex = dyn_cast<ComplexType>(getElementTypeOrSelf(type));
+    bool complexAbs = isa<AbsOp>(op) && complex &&
+                      complex.getElementType() ==
+                          getElementTypeOrSelf(resultType);
     if (sameElementType && !complexAbs && !elementTypesMatch(type, resultType))
       return op->emitOpError()
              << "requires operand #" << index << " (" << type
@@ -112,7 +128,7 @@ LogicalResult ConstantOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// CompareOp
+// CompareOp, SelectOp
 //===----------------------------------------------------------------------===//
 
 LogicalResult CompareOp::verify() {
@@ -134,10 +150,6 @@ LogicalResult CompareOp::verify() {
                          << resultType;
   return success();
 }
-
-//===----------------------------------------------------------------------===//
-// SelectOp
-//===----------------------------------------------------------------------===//
 
 LogicalResult SelectOp::verify() {
   Type predType = getPred().getType();
@@ -162,14 +174,12 @@ LogicalResult SelectOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// BroadcastInDimOp
+// Shape ops: broadcast_in_dim, reshape, transpose, iota, concatenate, slice
 //===----------------------------------------------------------------------===//
 
 LogicalResult BroadcastInDimOp::verify() {
-  if (!elementTypesMatch(getOperand().getType(), getType()))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << getOperand().getType() << " and " << getType();
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
   auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
   auto resultType = dyn_cast<RankedTensorType>(getType());
   if (!operandType || !resultType)
@@ -185,9 +195,7 @@ LogicalResult BroadcastInDimOp::verify() {
   for (auto [operandDim, resultDim] : llvm::enumerate(dims)) {
     int64_t from = operandType.getDimSize(operandDim);
     int64_t to = resultType.getDimSize(resultDim);
-    if (ShapedType::isDynamic(from) || ShapedType::isDynamic(to))
-      continue;
-    if (from != 1 && from != to)
+    if (from != 1 && sizesDiffer(from, to))
       return emitOpError() << "cannot broadcast operand dimension "
                            << operandDim << " of size " << from
                            << " to result dimension " << resultDim
@@ -196,17 +204,10 @@ LogicalResult BroadcastInDimOp::verify() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// ReshapeOp
-//===----------------------------------------------------------------------===//
-
 LogicalResult ReshapeOp::verify() {
-  auto operandType = cast<TensorType>(getOperand().getType());
-  auto resultType = cast<TensorType>(getType());
-  if (!elementTypesMatch(operandType, resultType))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << operandType << " and " << resultType;
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
+  TensorType operandType = getOperand().getType(), resultType = getType();
   if (operandType.hasStaticShape() && resultType.hasStaticShape() &&
       operandType.getNumElements() != resultType.getNumElements())
     return emitOpError() << "cannot reshape " << operandType.getNumElements()
@@ -216,15 +217,9 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// TransposeOp
-//===----------------------------------------------------------------------===//
-
 LogicalResult TransposeOp::verify() {
-  if (!elementTypesMatch(getOperand().getType(), getType()))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << getOperand().getType() << " and " << getType();
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
   auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
   if (!operandType)
     return success();
@@ -239,9 +234,8 @@ LogicalResult TransposeOp::verify() {
   auto resultType = dyn_cast<RankedTensorType>(getType());
   if (!resultType)
     return success();
-  SmallVector<int64_t> expected;
-  for (int64_t dim : permutation)
-    expected.push_back(operandType.getDimSize(dim));
+  SmallVector<int64_t> expected = llvm::map_to_vector(
+      permutation, [&](int64_t dim) { return operandType.getDimSize(dim); });
   if (failed(verifyCompatibleShape(expected, resultType.getShape())))
     return emitOpError() << "result type " << resultType
                          << " does not match the permuted operand type "
@@ -259,15 +253,16 @@ LogicalResult DotGeneralOp::verify() {
   ArrayRef<int64_t> rhsBatching = dims.getRhsBatchingDimensions();
   ArrayRef<int64_t> lhsContracting = dims.getLhsContractingDimensions();
   ArrayRef<int64_t> rhsContracting = dims.getRhsContractingDimensions();
-  if (lhsBatching.size() != rhsBatching.size())
-    return emitOpError() << "requires as many lhs as rhs batching dimensions, "
-                            "but got "
-                         << lhsBatching.size() << " and " << rhsBatching.size();
-  if (lhsContracting.size() != rhsContracting.size())
-    return emitOpError() << "requires as many lhs as rhs contracting "
-                            "dimensions, but got "
-                         << lhsContracting.size() << " and "
-                         << rhsContracting.size();
+  struct DimPairs {
+    StringRef kind;
+    ArrayRef<int64_t> lhs, rhs;
+  } pairs[] = {{"batching", lhsBatching, rhsBatching},
+               {"contracting", lhsContracting, rhsContracting}};
+  for (const DimPairs &pair : pairs)
+    if (pair.lhs.size() != pair.rhs.size())
+      return emitOpError() << "requires as many lhs as rhs " << pair.kind
+                           << " dimensions, but got " << pair.lhs.size()
+                           << " and " << pair.rhs.size();
   if (ArrayAttr precisions = getPrecisionConfigAttr();
       precisions && precisions.size() > 2)
     return emitOpError() << "expects at most 2 precision config values, but "
@@ -286,23 +281,17 @@ LogicalResult DotGeneralOp::verify() {
       failed(verifyDimsInRange(*this, rhsUsed, rhsType.getRank(),
                                "rhs batching+contracting dimensions")))
     return failure();
-  auto sizesAgree = [](int64_t a, int64_t b) {
-    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-  };
-  for (auto [lhsDim, rhsDim] : llvm::zip_equal(lhsBatching, rhsBatching))
-    if (!sizesAgree(lhsType.getDimSize(lhsDim), rhsType.getDimSize(rhsDim)))
-      return emitOpError() << "batching dimension sizes differ: lhs dimension "
-                           << lhsDim << " has size "
-                           << lhsType.getDimSize(lhsDim) << ", rhs dimension "
-                           << rhsDim << " has size "
-                           << rhsType.getDimSize(rhsDim);
-  for (auto [lhsDim, rhsDim] : llvm::zip_equal(lhsContracting, rhsContracting))
-    if (!sizesAgree(lhsType.getDimSize(lhsDim), rhsType.getDimSize(rhsDim)))
-      return emitOpError()
-             << "contracting dimension sizes differ: lhs dimension " << lhsDim
-             << " has size " << lhsType.getDimSize(lhsDim)
-             << ", rhs dimension " << rhsDim << " has size "
-             << rhsType.getDimSize(rhsDim);
+  for (const DimPairs &pair : pairs) {
+    for (auto [lhsDim, rhsDim] : llvm::zip_equal(pair.lhs, pair.rhs)) {
+      int64_t lhsSize = lhsType.getDimSize(lhsDim);
+      int64_t rhsSize = rhsType.getDimSize(rhsDim);
+      if (sizesDiffer(lhsSize, rhsSize))
+        return emitOpError() << pair.kind << " dimension sizes differ: lhs "
+                             << "dimension " << lhsDim << " has size "
+                             << lhsSize << ", rhs dimension " << rhsDim
+                             << " has size " << rhsSize;
+    }
+  }
   auto resultType = dyn_cast<RankedTensorType>(getType());
   if (!resultType)
     return success();
@@ -397,10 +386,6 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// IotaOp
-//===----------------------------------------------------------------------===//
-
 LogicalResult IotaOp::verify() {
   auto type = dyn_cast<RankedTensorType>(getType());
   if (!type)
@@ -411,10 +396,6 @@ LogicalResult IotaOp::verify() {
                          << " is out of range [0, " << type.getRank() << ")";
   return success();
 }
-
-//===----------------------------------------------------------------------===//
-// ConcatenateOp
-//===----------------------------------------------------------------------===//
 
 LogicalResult ConcatenateOp::verify() {
   if (getInputs().empty())
@@ -441,33 +422,24 @@ LogicalResult ConcatenateOp::verify() {
     if (inputType.getRank() != rank)
       return emitOpError() << "requires input #" << index << " ("
                            << inputType << ") to have rank " << rank;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == dim)
-        continue;
-      int64_t in = inputType.getDimSize(d), out = resultType.getDimSize(d);
-      if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out) &&
-          in != out)
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim &&
+          sizesDiffer(inputType.getDimSize(d), resultType.getDimSize(d)))
         return emitOpError() << "input #" << index << " (" << inputType
                              << ") differs from the result (" << resultType
                              << ") in dimension " << d;
-    }
     int64_t size = inputType.getDimSize(dim);
     total = ShapedType::isDynamic(total) || ShapedType::isDynamic(size)
                 ? ShapedType::kDynamic
                 : total + size;
   }
   int64_t resultSize = resultType.getDimSize(dim);
-  if (!ShapedType::isDynamic(total) && !ShapedType::isDynamic(resultSize) &&
-      total != resultSize)
+  if (sizesDiffer(total, resultSize))
     return emitOpError() << "result dimension " << dim << " has size "
                          << resultSize << " but the inputs add up to "
                          << total;
   return success();
 }
-
-//===----------------------------------------------------------------------===//
-// SliceOp
-//===----------------------------------------------------------------------===//
 
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> starts = getStartIndices();
@@ -478,10 +450,8 @@ LogicalResult SliceOp::verify() {
                             "of equal size, but got "
                          << starts.size() << ", " << limits.size() << " and "
                          << strides.size();
-  if (!elementTypesMatch(getOperand().getType(), getType()))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << getOperand().getType() << " and " << getType();
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
   auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
   if (!operandType)
     return success();
@@ -508,7 +478,7 @@ LogicalResult SliceOp::verify() {
       continue;
     int64_t expected = (limits[d] - starts[d] + strides[d] - 1) / strides[d];
     int64_t actual = resultType.getDimSize(d);
-    if (!ShapedType::isDynamic(actual) && actual != expected)
+    if (sizesDiffer(actual, expected))
       return emitOpError() << "result dimension " << d << " has size "
                            << actual << " but the slice selects " << expected
                            << " elements";
