@@ -199,13 +199,10 @@ static ParseResult parseDimPair(OpAsmParser &parser,
                  parser.parseKeyword("x") || parseDimList(parser, rhs));
 }
 
-static void printDimPair(OpAsmPrinter &printer, ArrayRef<int64_t> lhs,
-                         ArrayRef<int64_t> rhs) {
-  printer << " = [";
-  llvm::interleaveComma(lhs, printer);
-  printer << "] x [";
-  llvm::interleaveComma(rhs, printer);
-  printer << ']';
+/// `, name = [l0, ...] x [r0, ...]`
+static void printDimPair(OpAsmPrinter &printer, StringRef name,
+                         ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+  printer << ", " << name << " = [" << lhs << "] x [" << rhs << ']';
 }
 
 ParseResult
@@ -231,14 +228,11 @@ mlir::stablehlo::parseDotDimensionNumbers(OpAsmParser &parser,
 void mlir::stablehlo::printDotDimensionNumbers(OpAsmPrinter &printer,
                                                Operation *,
                                                DotDimensionNumbersAttr dims) {
-  if (!dims.getLhsBatchingDimensions().empty() ||
-      !dims.getRhsBatchingDimensions().empty()) {
-    printer << ", batching_dims";
-    printDimPair(printer, dims.getLhsBatchingDimensions(),
-                 dims.getRhsBatchingDimensions());
-  }
-  printer << ", contracting_dims";
-  printDimPair(printer, dims.getLhsContractingDimensions(),
+  ArrayRef<int64_t> lhsBatching = dims.getLhsBatchingDimensions();
+  ArrayRef<int64_t> rhsBatching = dims.getRhsBatchingDimensions();
+  if (!lhsBatching.empty() || !rhsBatching.empty())
+    printDimPair(printer, "batching_dims", lhsBatching, rhsBatching);
+  printDimPair(printer, "contracting_dims", dims.getLhsContractingDimensions(),
                dims.getRhsContractingDimensions());
 }
 
