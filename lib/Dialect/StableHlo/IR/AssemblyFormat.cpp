@@ -43,9 +43,8 @@ static ParseResult parseFunctionalTypeInto(OpAsmParser &parser,
 // SameOperandsAndResultType
 //===----------------------------------------------------------------------===//
 
-ParseResult
-mlir::stablehlo::detail::parseSameOperandsAndResultType(OpAsmParser &parser,
-                                                        ArrayRef<Type *> types) {
+ParseResult mlir::stablehlo::detail::parseSameOperandsAndResultType(
+    OpAsmParser &parser, ArrayRef<Type *> types) {
   SMLoc loc = parser.getCurrentLocation();
   Type type;
   if (parser.parseType(type))

@@ -1,4 +1,4 @@
-//===- AssemblyFormat.h - Custom directives of the StableHLO ops -*- C++ -*-===//
+//===- AssemblyFormat.h - Custom directives of StableHLO ops ----*- C++ -*-===//
 //
 // The `custom<Name>(...)` directives of the ops' declarative assembly
 // formats (StableHloOps.td): the pieces of upstream StableHLO's pretty syntax

@@ -45,7 +45,8 @@ def StableHlo_CheapToClone : NativeOpTrait<"CheapToClone"> {
 // `stablehlo.op %a, %b : T` when every operand type equals the result type,
 // `stablehlo.op %a, %b : (T0, T1) -> T2` otherwise.
 class StableHlo_ElementwiseOp<string mnemonic, list<Trait> traits = []>
-    : StableHlo_Op<mnemonic, !listconcat([Pure, StableHlo_Elementwise], traits)> {
+    : StableHlo_Op<mnemonic,
+                   !listconcat([Pure, StableHlo_Elementwise], traits)> {
   // Whether operand and result element types must be equal (not for
   // convert, whose purpose is to change it).
   string checkElementType = "true";
