@@ -95,17 +95,34 @@ def StableHlo_DotDimensionNumbersAttr
     OptionalArrayRefParameter<"int64_t">:$rhsContractingDimensions);
 }
 
+// A flag written `true` or `false`, as upstream prints it.
+def StableHlo_BoolParameter : AttrParameter<"bool", "a flag"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
+      return true;
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
+      return false;
+    return $_parser.emitError($_parser.getCurrentLocation(),
+                              "expected 'true' or 'false'");
+  }() }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+}
+
+// Every field is printed, in this order, and required when parsing (text
+// lacking one could not print back the same).
 def StableHlo_DotAlgorithmAttr
     : StableHlo_Attr<"DotAlgorithm", "dot_algorithm"> {
   let summary = "The algorithm a dot_general must use";
   let parameters = (ins
-    "::mlir::Type":$lhsPrecisionType,
-    "::mlir::Type":$rhsPrecisionType,
-    "::mlir::Type":$accumulationType,
-    "int64_t":$lhsComponentCount,
-    "int64_t":$rhsComponentCount,
-    "int64_t":$numPrimitiveOperations,
-    "bool":$allowImpreciseAccumulation);
+    "::mlir::Type":$lhs_precision_type,
+    "::mlir::Type":$rhs_precision_type,
+    "::mlir::Type":$accumulation_type,
+    "int64_t":$lhs_component_count,
+    "int64_t":$rhs_component_count,
+    "int64_t":$num_primitive_operations,
+    StableHlo_BoolParameter:$allow_imprecise_accumulation);
+  let hasCustomAssemblyFormat = 0;
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
 // `result_accuracy` of the transcendental unary ops is not modelled; it is an
