@@ -81,6 +81,19 @@ def StableHlo_PrecisionAttr : StableHlo_Attr<"Precision", "precision"> {
 def StableHlo_PrecisionConfigAttr
     : TypedArrayAttrBase<StableHlo_PrecisionAttr, "precision config">;
 
+// `[d0, d1, ...]`; a struct leaves it out when empty.
+def StableHlo_DimsParameter : OptionalArrayRefParameter<"int64_t"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> dims;
+    if ($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square,
+            [&] { return $_parser.parseInteger(dims.emplace_back()); }))
+      return ::mlir::failure();
+    return dims;
+  }() }];
+  let printer = [{ $_printer << '[' << $_self << ']' }];
+}
+
 def StableHlo_DotDimensionNumbersAttr
     : StableHlo_Attr<"DotDimensionNumbers", "dot"> {
   let summary = "Batching and contracting dimensions of a dot_general";
@@ -89,10 +102,12 @@ def StableHlo_DotDimensionNumbersAttr
     lhs/rhs contracting; parsed with the fields in any order.
   }];
   let parameters = (ins
-    OptionalArrayRefParameter<"int64_t">:$lhsBatchingDimensions,
-    OptionalArrayRefParameter<"int64_t">:$rhsBatchingDimensions,
-    OptionalArrayRefParameter<"int64_t">:$lhsContractingDimensions,
-    OptionalArrayRefParameter<"int64_t">:$rhsContractingDimensions);
+    StableHlo_DimsParameter:$lhs_batching_dimensions,
+    StableHlo_DimsParameter:$rhs_batching_dimensions,
+    StableHlo_DimsParameter:$lhs_contracting_dimensions,
+    StableHlo_DimsParameter:$rhs_contracting_dimensions);
+  let hasCustomAssemblyFormat = 0;
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
 // A flag written `true` or `false`, as upstream prints it.
