@@ -5,7 +5,9 @@
 // a modelled mnemonic that does not parse completely, becomes an OpaqueAttr
 // holding the text, so that generic IR from JAX always prints back
 // byte-identical. The modelled attributes print the same text as upstream
-// StableHLO, which is what JAX emits.
+// StableHLO, which is what JAX emits. The struct-like ones are declarative
+// (StableHloAttrs.td); the enum attributes are written here so that their
+// errors name what was expected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
