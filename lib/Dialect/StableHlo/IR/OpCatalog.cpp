@@ -1,23 +1,28 @@
 //===- OpCatalog.cpp - What the passes need to know about HLO ops ---------===//
 //
-// One row per op name, sorted so that lookup is a binary search over a
-// constant table (no registry, no global mutable state). Sources for the
-// flags: the StableHLO specification and upstream's op traits (Pure,
-// RecursiveMemoryEffects, Commutative, Elementwise), CHLO's likewise.
-// Conservative: ops with unknown or external effects (custom_call,
-// composite, rng, infeed/outfeed, send/recv, trace, async ops) and all
-// collectives are impure; isPure(Operation *) refines custom_call by its
-// `has_side_effect` flag, as upstream does.
+// The ops this project models (StableHloOps.td) answer from their ODS
+// traits, read at compile time from the op classes, so the catalog cannot
+// drift from the ops. The ops it only carries along have one row each in a
+// constant table; sources for their flags: the StableHLO specification and
+// upstream's op traits (Pure, RecursiveMemoryEffects, Commutative,
+// Elementwise), CHLO's likewise. Conservative: ops with unknown or external
+// effects (custom_call, composite, rng, infeed/outfeed, send/recv, trace,
+// async ops) and all collectives are impure; isPure(Operation *) refines
+// custom_call by its `has_side_effect` flag, as upstream does. Both are
+// merged, sorted by name, on first use, so that lookup is a binary search
+// (no registry, no context).
 //
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 
+#include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/STLExtras.h"
 
-#include <algorithm>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::stablehlo;
@@ -45,8 +50,9 @@ constexpr OpInfo entry(llvm::StringLiteral name, unsigned flags) {
                 (flags & Regions) != 0};
 }
 
-// Sorted by name (byte order); OpCatalogTest checks it.
-constexpr OpInfo kOpInfos[] = {
+// The ops that are not modelled, by name. A modelled op left here would
+// appear twice, which OpCatalogTest rejects.
+constexpr OpInfo kUnmodelledOpInfos[] = {
     entry("chlo._asin_acos_kernel", Pure | Elementwise),
     entry("chlo.acos", Pure | Elementwise),
     entry("chlo.acosh", Pure | Elementwise),
@@ -98,46 +104,31 @@ constexpr OpInfo kOpInfos[] = {
     entry("chlo.tan", Pure | Elementwise),
     entry("chlo.top_k", Pure),
     entry("chlo.zeta", Pure | Elementwise),
-    entry("stablehlo.abs", Pure | Elementwise),
-    entry("stablehlo.add", Pure | Elementwise | Commutative),
     entry("stablehlo.after_all", Pure),
     entry("stablehlo.all_gather", Collective),
     entry("stablehlo.all_reduce", Collective | Regions),
     entry("stablehlo.all_to_all", Collective),
-    entry("stablehlo.and", Pure | Elementwise | Commutative),
     entry("stablehlo.async_done", None),
     entry("stablehlo.async_start", None),
-    entry("stablehlo.atan2", Pure | Elementwise),
     entry("stablehlo.batch_norm_grad", Pure),
     entry("stablehlo.batch_norm_inference", Pure),
     entry("stablehlo.batch_norm_training", Pure),
     entry("stablehlo.bitcast_convert", Pure),
     entry("stablehlo.broadcast", Pure | Cheap),
-    entry("stablehlo.broadcast_in_dim", Pure | Cheap),
     entry("stablehlo.case", Pure | Regions),
-    entry("stablehlo.cbrt", Pure | Elementwise),
-    entry("stablehlo.ceil", Pure | Elementwise),
     entry("stablehlo.cholesky", Pure),
     entry("stablehlo.clamp", Pure | Elementwise),
     entry("stablehlo.collective_broadcast", Collective),
     entry("stablehlo.collective_permute", Collective),
-    entry("stablehlo.compare", Pure | Elementwise),
     entry("stablehlo.complex", Pure | Elementwise),
     entry("stablehlo.composite", None),
     entry("stablehlo.compute_reshape_shape", Pure),
-    entry("stablehlo.concatenate", Pure),
-    entry("stablehlo.constant", Pure | ConstantLike | Cheap),
-    entry("stablehlo.convert", Pure | Elementwise),
     entry("stablehlo.convolution", Pure),
-    entry("stablehlo.cosine", Pure | Elementwise),
-    entry("stablehlo.count_leading_zeros", Pure | Elementwise),
     entry("stablehlo.create_token", Pure),
     entry("stablehlo.cross-replica-sum", Collective),
     entry("stablehlo.cstr_reshapable", Pure),
     entry("stablehlo.custom_call", None),
-    entry("stablehlo.divide", Pure | Elementwise),
     entry("stablehlo.dot", Pure),
-    entry("stablehlo.dot_general", Pure),
     entry("stablehlo.dynamic_broadcast_in_dim", Pure | Cheap),
     entry("stablehlo.dynamic_conv", Pure),
     entry("stablehlo.dynamic_gather", Pure),
@@ -147,89 +138,89 @@ constexpr OpInfo kOpInfos[] = {
     entry("stablehlo.dynamic_slice", Pure),
     entry("stablehlo.dynamic_update_slice", Pure),
     entry("stablehlo.einsum", Pure),
-    entry("stablehlo.exponential", Pure | Elementwise),
-    entry("stablehlo.exponential_minus_one", Pure | Elementwise),
     entry("stablehlo.fft", Pure),
-    entry("stablehlo.floor", Pure | Elementwise),
     entry("stablehlo.gather", Pure),
     entry("stablehlo.get_dimension_size", Pure),
     entry("stablehlo.get_tuple_element", Pure),
     entry("stablehlo.if", Pure | Regions),
     entry("stablehlo.imag", Pure | Elementwise),
     entry("stablehlo.infeed", None),
-    entry("stablehlo.iota", Pure | Cheap),
-    entry("stablehlo.is_finite", Pure | Elementwise),
-    entry("stablehlo.log", Pure | Elementwise),
-    entry("stablehlo.log_plus_one", Pure | Elementwise),
-    entry("stablehlo.logistic", Pure | Elementwise),
     entry("stablehlo.map", Pure | Elementwise | Regions),
-    entry("stablehlo.maximum", Pure | Elementwise | Commutative),
-    entry("stablehlo.minimum", Pure | Elementwise | Commutative),
-    entry("stablehlo.multiply", Pure | Elementwise | Commutative),
-    entry("stablehlo.negate", Pure | Elementwise),
-    entry("stablehlo.not", Pure | Elementwise),
     entry("stablehlo.optimization_barrier", Pure),
-    entry("stablehlo.or", Pure | Elementwise | Commutative),
     entry("stablehlo.outfeed", None),
     entry("stablehlo.pad", Pure),
     entry("stablehlo.partition_id", Pure),
-    entry("stablehlo.popcnt", Pure | Elementwise),
-    entry("stablehlo.power", Pure | Elementwise),
     entry("stablehlo.real", Pure | Elementwise),
     entry("stablehlo.real_dynamic_slice", Pure),
     entry("stablehlo.recv", None),
-    entry("stablehlo.reduce", Pure | Regions),
     entry("stablehlo.reduce_precision", Pure | Elementwise),
     entry("stablehlo.reduce_scatter", Collective | Regions),
     entry("stablehlo.reduce_window", Pure | Regions),
-    entry("stablehlo.remainder", Pure | Elementwise),
     entry("stablehlo.replica_id", Pure),
-    entry("stablehlo.reshape", Pure),
-    entry("stablehlo.return", Pure),
     entry("stablehlo.reverse", Pure),
     entry("stablehlo.rng", None),
     entry("stablehlo.rng_bit_generator", Pure),
-    entry("stablehlo.round_nearest_afz", Pure | Elementwise),
-    entry("stablehlo.round_nearest_even", Pure | Elementwise),
-    entry("stablehlo.rsqrt", Pure | Elementwise),
     entry("stablehlo.scatter", Pure | Regions),
-    entry("stablehlo.select", Pure | Elementwise),
     entry("stablehlo.select_and_scatter", Pure | Regions),
     entry("stablehlo.send", None),
     entry("stablehlo.set_dimension_size", Pure),
-    entry("stablehlo.shift_left", Pure | Elementwise),
-    entry("stablehlo.shift_right_arithmetic", Pure | Elementwise),
-    entry("stablehlo.shift_right_logical", Pure | Elementwise),
-    entry("stablehlo.sign", Pure | Elementwise),
-    entry("stablehlo.sine", Pure | Elementwise),
-    entry("stablehlo.slice", Pure),
     entry("stablehlo.sort", Pure | Regions),
-    entry("stablehlo.sqrt", Pure | Elementwise),
-    entry("stablehlo.subtract", Pure | Elementwise),
-    entry("stablehlo.tan", Pure | Elementwise),
-    entry("stablehlo.tanh", Pure | Elementwise),
     entry("stablehlo.torch_index_select", Pure),
     entry("stablehlo.trace", None),
-    entry("stablehlo.transpose", Pure),
     entry("stablehlo.triangular_solve", Pure),
     entry("stablehlo.tuple", Pure),
     entry("stablehlo.unary_einsum", Pure),
     entry("stablehlo.uniform_dequantize", Pure | Elementwise),
     entry("stablehlo.uniform_quantize", Pure | Elementwise),
     entry("stablehlo.while", Pure | Regions),
-    entry("stablehlo.xor", Pure | Elementwise | Commutative),
 };
+
+/// The entry of a modelled op, from its traits. ODS's `Pure` is
+/// AlwaysSpeculatable plus NoMemoryEffect, and no op here is speculatable
+/// with effects (OpCatalogTest checks it); ops with regions (reduce) are
+/// pure by themselves when their effects are those of their bodies.
+template <typename OpT>
+OpInfo getModelledOpInfo() {
+  return OpInfo{
+      OpT::getOperationName(),
+      OpT::template hasTrait<OpTrait::AlwaysSpeculatableImplTrait>() ||
+          OpT::template hasTrait<OpTrait::HasRecursiveMemoryEffects>(),
+      OpT::template hasTrait<trait::Elementwise>(),
+      OpT::template hasTrait<OpTrait::ConstantLike>(),
+      OpT::template hasTrait<trait::CheapToClone>(),
+      OpT::template hasTrait<OpTrait::IsCommutative>(),
+      // No modelled op communicates; modelling one would need a marker
+      // trait like trait::Elementwise.
+      /*isCollective=*/false,
+      !OpT::template hasTrait<OpTrait::ZeroRegions>()};
+}
+
+template <typename... OpTs>
+std::vector<OpInfo> buildCatalog() {
+  std::vector<OpInfo> infos = {getModelledOpInfo<OpTs>()...};
+  llvm::append_range(infos, kUnmodelledOpInfos);
+  llvm::sort(infos, [](const OpInfo &lhs, const OpInfo &rhs) {
+    return lhs.name < rhs.name;
+  });
+  return infos;
+}
 } // namespace
 
-llvm::ArrayRef<OpInfo> mlir::stablehlo::getAllOpInfos() { return kOpInfos; }
+llvm::ArrayRef<OpInfo> mlir::stablehlo::getAllOpInfos() {
+  static const std::vector<OpInfo> infos = buildCatalog<
+#define GET_OP_LIST
+#include "mpmd/Dialect/StableHlo/IR/StableHloOps.cpp.inc"
+      >();
+  return infos;
+}
 
 const OpInfo *mlir::stablehlo::lookupOpInfo(llvm::StringRef fullOpName) {
-  const OpInfo *it =
-      std::lower_bound(std::begin(kOpInfos), std::end(kOpInfos), fullOpName,
-                       [](const OpInfo &info, llvm::StringRef name) {
-                         return info.name < name;
-                       });
-  if (it == std::end(kOpInfos) || it->name != fullOpName)
+  llvm::ArrayRef<OpInfo> infos = getAllOpInfos();
+  const OpInfo *it = llvm::lower_bound(
+      infos, fullOpName, [](const OpInfo &info, llvm::StringRef name) {
+        return info.name < name;
+      });
+  if (it == infos.end() || it->name != fullOpName)
     return nullptr;
   return it;
 }

@@ -5,7 +5,9 @@
 // a modelled mnemonic that does not parse completely, becomes an OpaqueAttr
 // holding the text, so that generic IR from JAX always prints back
 // byte-identical. The modelled attributes print the same text as upstream
-// StableHLO, which is what JAX emits.
+// StableHLO, which is what JAX emits. The struct-like ones are declarative
+// (StableHloAttrs.td); the enum attributes are written here so that their
+// errors name what was expected.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +16,6 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -135,133 +136,4 @@ Attribute PrecisionAttr::parse(AsmParser &parser, Type) {
 
 void PrecisionAttr::print(AsmPrinter &printer) const {
   printer << ' ' << stringifyPrecision(getValue());
-}
-
-//===----------------------------------------------------------------------===//
-// DotDimensionNumbersAttr: `<lhs_batching_dimensions = [0], ...>`
-//===----------------------------------------------------------------------===//
-
-namespace {
-constexpr llvm::StringLiteral kDotFieldNames[] = {
-    "lhs_batching_dimensions", "rhs_batching_dimensions",
-    "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
-} // namespace
-
-Attribute DotDimensionNumbersAttr::parse(AsmParser &parser, Type) {
-  SmallVector<int64_t> fields[4];
-  bool seen[4] = {false, false, false, false};
-  auto parseField = [&]() -> ParseResult {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef key;
-    if (parser.parseKeyword(&key))
-      return failure();
-    const auto *it = llvm::find(kDotFieldNames, key);
-    if (it == std::end(kDotFieldNames))
-      return parser.emitError(loc) << "unknown dot dimension field '" << key
-                                   << "'";
-    size_t index = it - std::begin(kDotFieldNames);
-    if (seen[index])
-      return parser.emitError(loc) << "duplicate field '" << key << "'";
-    seen[index] = true;
-    return failure(parser.parseEqual() ||
-                   parser.parseCommaSeparatedList(
-                       AsmParser::Delimiter::Square, [&]() -> ParseResult {
-                         return parser.parseInteger(
-                             fields[index].emplace_back());
-                       }));
-  };
-  if (parser.parseLess())
-    return {};
-  if (failed(parser.parseOptionalGreater())) {
-    if (parser.parseCommaSeparatedList(parseField) || parser.parseGreater())
-      return {};
-  }
-  return get(parser.getContext(), fields[0], fields[1], fields[2], fields[3]);
-}
-
-void DotDimensionNumbersAttr::print(AsmPrinter &printer) const {
-  ArrayRef<int64_t> fields[] = {
-      getLhsBatchingDimensions(), getRhsBatchingDimensions(),
-      getLhsContractingDimensions(), getRhsContractingDimensions()};
-  printer << '<';
-  bool first = true;
-  for (auto [name, values] : llvm::zip_equal(kDotFieldNames, fields)) {
-    // Empty lists are left out, as upstream prints them.
-    if (values.empty())
-      continue;
-    if (!first)
-      printer << ", ";
-    first = false;
-    printer << name << " = [";
-    llvm::interleaveComma(values, printer);
-    printer << ']';
-  }
-  printer << '>';
-}
-
-//===----------------------------------------------------------------------===//
-// DotAlgorithmAttr: `<lhs_precision_type = tf32, ..., num_primitive_operations
-// = 1, allow_imprecise_accumulation = false>`, every field printed
-//===----------------------------------------------------------------------===//
-
-Attribute DotAlgorithmAttr::parse(AsmParser &parser, Type) {
-  Type lhsType, rhsType, accumulationType;
-  int64_t lhsCount = 0, rhsCount = 0, numOps = 0;
-  bool allowImprecise = false;
-  llvm::StringMap<bool> seen;
-  auto parseField = [&]() -> ParseResult {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef key;
-    if (parser.parseKeyword(&key) || parser.parseEqual())
-      return failure();
-    if (!seen.try_emplace(key, true).second)
-      return parser.emitError(loc) << "duplicate field '" << key << "'";
-    if (key == "lhs_precision_type")
-      return parser.parseType(lhsType);
-    if (key == "rhs_precision_type")
-      return parser.parseType(rhsType);
-    if (key == "accumulation_type")
-      return parser.parseType(accumulationType);
-    if (key == "lhs_component_count")
-      return parser.parseInteger(lhsCount);
-    if (key == "rhs_component_count")
-      return parser.parseInteger(rhsCount);
-    if (key == "num_primitive_operations")
-      return parser.parseInteger(numOps);
-    if (key == "allow_imprecise_accumulation") {
-      SMLoc valueLoc = parser.getCurrentLocation();
-      StringRef value;
-      if (parser.parseKeyword(&value))
-        return failure();
-      if (value != "true" && value != "false")
-        return parser.emitError(valueLoc) << "expected 'true' or 'false'";
-      allowImprecise = value == "true";
-      return success();
-    }
-    return parser.emitError(loc)
-           << "unknown dot algorithm field '" << key << "'";
-  };
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseLess() || parser.parseCommaSeparatedList(parseField) ||
-      parser.parseGreater())
-    return {};
-  // Every field is printed, so text lacking one is not a form we can
-  // reproduce.
-  if (seen.size() != 7) {
-    parser.emitError(loc) << "dot algorithm needs all seven fields";
-    return {};
-  }
-  return get(parser.getContext(), lhsType, rhsType, accumulationType, lhsCount,
-             rhsCount, numOps, allowImprecise);
-}
-
-void DotAlgorithmAttr::print(AsmPrinter &printer) const {
-  printer << "<lhs_precision_type = " << getLhsPrecisionType()
-          << ", rhs_precision_type = " << getRhsPrecisionType()
-          << ", accumulation_type = " << getAccumulationType()
-          << ", lhs_component_count = " << getLhsComponentCount()
-          << ", rhs_component_count = " << getRhsComponentCount()
-          << ", num_primitive_operations = " << getNumPrimitiveOperations()
-          << ", allow_imprecise_accumulation = "
-          << (getAllowImpreciseAccumulation() ? "true" : "false") << '>';
 }

@@ -1,11 +1,10 @@
 //===- StableHloOps.cpp - StableHLO compat ops ----------------------------===//
 //
-// Assembly and verifiers of the modelled ops. The pretty forms print the
-// same bytes as upstream StableHLO's printer (which JAX uses), so that IR
-// written for upstream reads the same here; they parse back into the same
-// generic form. Verifiers check the invariants the passes rely on (shapes,
-// element types, dimension numbers in range) and stay lenient where types
-// are dynamic or not builtin (quantized element types are opaque here).
+// Verifiers and folders of the modelled ops; their syntax is in
+// StableHloOps.td and AssemblyFormat.cpp. Verifiers check the invariants the
+// passes rely on (shapes, element types, dimension numbers in range) and
+// stay lenient where types are dynamic or not builtin (quantized element
+// types are opaque here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,45 +43,21 @@ static bool elementTypesMatch(Type lhs, Type rhs) {
          !isBuiltinElementType(rhsElement);
 }
 
-static void printDimList(OpAsmPrinter &printer, ArrayRef<int64_t> dims) {
-  printer << '[';
-  llvm::interleaveComma(dims, printer);
-  printer << ']';
+/// Whether `lhs` and `rhs` are static dimension sizes that differ.
+static bool sizesDiffer(int64_t lhs, int64_t rhs) {
+  return !ShapedType::isDynamic(lhs) && !ShapedType::isDynamic(rhs) &&
+         lhs != rhs;
 }
 
-static ParseResult parseDimList(OpAsmParser &parser,
-                                SmallVectorImpl<int64_t> &dims) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square, [&]() -> ParseResult {
-        return parser.parseInteger(dims.emplace_back());
-      });
-}
-
-/// Parses `: (T0, ...) -> R` with `numResults` results and resolves the
-/// operands against the inputs.
-static ParseResult
-parseFunctionalType(OpAsmParser &parser, OperationState &result,
-                    ArrayRef<OpAsmParser::UnresolvedOperand> operands) {
-  SMLoc loc = parser.getCurrentLocation();
-  FunctionType type;
-  if (parser.parseColon() || parser.parseType(type))
-    return failure();
-  if (parser.resolveOperands(operands, type.getInputs(), loc, result.operands))
-    return failure();
-  result.addTypes(type.getResults());
-  return success();
-}
-
-/// Parses `name = [d0, d1, ...]` into a dense i64 array attribute.
-static ParseResult parseNamedDimList(OpAsmParser &parser,
-                                     OperationState &result, StringRef keyword,
-                                     StringRef attrName) {
-  SmallVector<int64_t> dims;
-  if (parser.parseKeyword(keyword) || parser.parseEqual() ||
-      parseDimList(parser, dims))
-    return failure();
-  result.addAttribute(attrName, parser.getBuilder().getDenseI64ArrayAttr(dims));
-  return success();
+/// For the ops that rearrange the elements of their one operand.
+static LogicalResult verifyOperandElementType(Operation *op) {
+  Type operand = op->getOperand(0).getType();
+  Type result = op->getResult(0).getType();
+  if (elementTypesMatch(operand, result))
+    return success();
+  return op->emitOpError() << "requires the operand and result element types "
+                              "to match, but got "
+                           << operand << " and " << result;
 }
 
 /// Checks that `dims` are distinct and in [0, rank); `what` names the list.
@@ -100,60 +75,9 @@ static LogicalResult verifyDimsInRange(Operation *op, ArrayRef<int64_t> dims,
   return success();
 }
 
-static bool isDefaultResultAccuracy(Attribute attr) {
-  auto opaque = dyn_cast_if_present<stablehlo::OpaqueAttr>(attr);
-  return opaque &&
-         opaque.getSpec() ==
-             "result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>";
-}
-
 //===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//
-
-ParseResult mlir::stablehlo::detail::parseSameTypeOp(OpAsmParser &parser,
-                                                     OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand> operands;
-  SMLoc loc = parser.getCurrentLocation();
-  Type type;
-  if (parser.parseOperandList(operands) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
-    return failure();
-  SMLoc typeLoc = parser.getCurrentLocation();
-  if (parser.parseType(type))
-    return failure();
-  if (auto function = dyn_cast<FunctionType>(type)) {
-    if (function.getNumResults() != 1)
-      return parser.emitError(typeLoc, "expected a single result type");
-    if (parser.resolveOperands(operands, function.getInputs(), loc,
-                               result.operands))
-      return failure();
-    result.addTypes(function.getResults());
-    return success();
-  }
-  // A bare type is the type of every operand and of the result.
-  if (parser.resolveOperands(operands, type, result.operands))
-    return failure();
-  result.addTypes(type);
-  return success();
-}
-
-void mlir::stablehlo::detail::printSameTypeOp(OpAsmPrinter &printer,
-                                              Operation *op) {
-  printer << ' ';
-  printer.printOperands(op->getOperands());
-  SmallVector<StringRef, 1> elided;
-  if (isDefaultResultAccuracy(op->getAttr("result_accuracy")))
-    elided.push_back("result_accuracy");
-  printer.printOptionalAttrDict(op->getAttrs(), elided);
-  printer << " : ";
-  Type resultType = op->getResult(0).getType();
-  if (llvm::all_of(op->getOperandTypes(),
-                   [&](Type type) { return type == resultType; }))
-    printer << resultType;
-  else
-    printer.printFunctionalType(op);
-}
 
 LogicalResult mlir::stablehlo::detail::verifyElementwise(Operation *op,
                                                         bool sameElementType) {
@@ -165,11 +89,10 @@ LogicalResult mlir::stablehlo::detail::verifyElementwise(Operation *op,
              << ") and the result (" << resultType
              << ") to have compatible shapes";
     // abs of a complex tensor is its real magnitude (StableHLO spec).
-    bool complexAbs =
-        isa<AbsOp>(op) &&
-        isa<ComplexType>(getElementTypeOrSelf(type)) &&
-        cast<ComplexType>(getElementTypeOrSelf(type)).getElementType() ==
-            getElementTypeOrSelf(resultType);
+    auto complex = dyn_cast<ComplexType>(getElementTypeOrSelf(type));
+    bool complexAbs = isa<AbsOp>(op) && complex &&
+                      complex.getElementType() ==
+                          getElementTypeOrSelf(resultType);
     if (sameElementType && !complexAbs && !elementTypesMatch(type, resultType))
       return op->emitOpError()
              << "requires operand #" << index << " (" << type
@@ -192,49 +115,6 @@ void ConstantOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getResult(), isInteger ? "c" : "cst");
 }
 
-ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
-  // Long form for a value whose type differs from the result type:
-  // `() <{value = ...}> {...} : () -> T` (properties optional).
-  if (succeeded(parser.parseOptionalLParen())) {
-    if (parser.parseRParen())
-      return failure();
-    if (succeeded(parser.parseOptionalLess())) {
-      DictionaryAttr properties;
-      if (parser.parseAttribute(properties) || parser.parseGreater())
-        return failure();
-      result.attributes.append(properties.getValue());
-    }
-    if (parser.parseOptionalAttrDict(result.attributes))
-      return failure();
-    return parseFunctionalType(parser, result, {});
-  }
-  Attribute value;
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseAttribute(value))
-    return failure();
-  auto elements = dyn_cast<ElementsAttr>(value);
-  if (!elements)
-    return parser.emitError(loc, "expected a tensor value such as dense<...>");
-  result.addAttribute(getValueAttrName(result.name), elements);
-  result.addTypes(elements.getType());
-  return success();
-}
-
-void ConstantOp::print(OpAsmPrinter &printer) {
-  if (getValue().getType() != getType()) {
-    printer << "()";
-    printer.printOptionalAttrDict((*this)->getAttrs());
-    printer << " : ";
-    printer.printFunctionalType(getOperation());
-    return;
-  }
-  printer.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
-  printer << ' ';
-  printer.printAttribute(getValue());
-}
-
 LogicalResult ConstantOp::verify() {
   Type valueType = getValue().getType();
   if (valueType == getType())
@@ -248,54 +128,8 @@ LogicalResult ConstantOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// CompareOp: `GT, %a, %b(, FLOAT)? : (T, T) -> R`
+// CompareOp, SelectOp
 //===----------------------------------------------------------------------===//
-
-ParseResult CompareOp::parse(OpAsmParser &parser, OperationState &result) {
-  MLIRContext *context = parser.getContext();
-  SMLoc loc = parser.getCurrentLocation();
-  StringRef keyword;
-  if (parser.parseKeyword(&keyword))
-    return failure();
-  std::optional<ComparisonDirection> direction =
-      symbolizeComparisonDirection(keyword);
-  if (!direction)
-    return parser.emitError(loc)
-           << "unknown comparison direction '" << keyword << "'";
-  result.addAttribute(getComparisonDirectionAttrName(result.name),
-                      ComparisonDirectionAttr::get(context, *direction));
-  OpAsmParser::UnresolvedOperand lhs, rhs;
-  if (parser.parseComma() || parser.parseOperand(lhs) || parser.parseComma() ||
-      parser.parseOperand(rhs))
-    return failure();
-  if (succeeded(parser.parseOptionalComma())) {
-    loc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&keyword))
-      return failure();
-    std::optional<ComparisonType> type = symbolizeComparisonType(keyword);
-    if (!type)
-      return parser.emitError(loc)
-             << "unknown comparison type '" << keyword << "'";
-    result.addAttribute(getCompareTypeAttrName(result.name),
-                        ComparisonTypeAttr::get(context, *type));
-  }
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {lhs, rhs});
-}
-
-void CompareOp::print(OpAsmPrinter &printer) {
-  printer << ' '
-          << stringifyComparisonDirection(getComparisonDirection().getValue())
-          << ", " << getLhs() << ", " << getRhs();
-  if (ComparisonTypeAttr type = getCompareTypeAttr())
-    printer << ", " << stringifyComparisonType(type.getValue());
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(),
-      {getComparisonDirectionAttrName(), getCompareTypeAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
 
 LogicalResult CompareOp::verify() {
   Type lhsType = getLhs().getType();
@@ -315,53 +149,6 @@ LogicalResult CompareOp::verify() {
     return emitOpError() << "requires a result of i1 elements, but got "
                          << resultType;
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// SelectOp: `%p, %a, %b : P, T` or the functional form
-//===----------------------------------------------------------------------===//
-
-ParseResult SelectOp::parse(OpAsmParser &parser, OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand, 3> operands;
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseOperandList(operands, /*requiredOperandCount=*/3) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon())
-    return failure();
-  SMLoc typeLoc = parser.getCurrentLocation();
-  SmallVector<Type, 2> types;
-  if (parser.parseTypeList(types))
-    return failure();
-  if (types.size() == 2) {
-    Type predType = types[0], valueType = types[1];
-    if (parser.resolveOperands(operands, {predType, valueType, valueType}, loc,
-                               result.operands))
-      return failure();
-    result.addTypes(valueType);
-    return success();
-  }
-  auto function =
-      types.size() == 1 ? dyn_cast<FunctionType>(types[0]) : FunctionType();
-  if (!function || function.getNumResults() != 1)
-    return parser.emitError(typeLoc, "expected `predicate type, value type` "
-                                     "or a functional type");
-  if (parser.resolveOperands(operands, function.getInputs(), loc,
-                             result.operands))
-    return failure();
-  result.addTypes(function.getResults());
-  return success();
-}
-
-void SelectOp::print(OpAsmPrinter &printer) {
-  printer << ' ';
-  printer.printOperands(getOperation()->getOperands());
-  printer.printOptionalAttrDict((*this)->getAttrs());
-  printer << " : ";
-  Type resultType = getType();
-  if (getOnTrue().getType() == resultType &&
-      getOnFalse().getType() == resultType)
-    printer << getPred().getType() << ", " << resultType;
-  else
-    printer.printFunctionalType(getOperation());
 }
 
 LogicalResult SelectOp::verify() {
@@ -387,34 +174,12 @@ LogicalResult SelectOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// BroadcastInDimOp: `%x, dims = [...] : (T) -> R`
+// Shape ops: broadcast_in_dim, reshape, transpose, iota, concatenate, slice
 //===----------------------------------------------------------------------===//
 
-ParseResult BroadcastInDimOp::parse(OpAsmParser &parser,
-                                    OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  if (parser.parseOperand(operand) || parser.parseComma() ||
-      parseNamedDimList(parser, result, "dims",
-                        getBroadcastDimensionsAttrName(result.name)) ||
-      parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void BroadcastInDimOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand() << ", dims = ";
-  printDimList(printer, getBroadcastDimensions());
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getBroadcastDimensionsAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
-
 LogicalResult BroadcastInDimOp::verify() {
-  if (!elementTypesMatch(getOperand().getType(), getType()))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << getOperand().getType() << " and " << getType();
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
   auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
   auto resultType = dyn_cast<RankedTensorType>(getType());
   if (!operandType || !resultType)
@@ -430,9 +195,7 @@ LogicalResult BroadcastInDimOp::verify() {
   for (auto [operandDim, resultDim] : llvm::enumerate(dims)) {
     int64_t from = operandType.getDimSize(operandDim);
     int64_t to = resultType.getDimSize(resultDim);
-    if (ShapedType::isDynamic(from) || ShapedType::isDynamic(to))
-      continue;
-    if (from != 1 && from != to)
+    if (from != 1 && sizesDiffer(from, to))
       return emitOpError() << "cannot broadcast operand dimension "
                            << operandDim << " of size " << from
                            << " to result dimension " << resultDim
@@ -441,32 +204,10 @@ LogicalResult BroadcastInDimOp::verify() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// ReshapeOp: `%x : (T) -> R`
-//===----------------------------------------------------------------------===//
-
-ParseResult ReshapeOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  if (parser.parseOperand(operand) ||
-      parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void ReshapeOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand();
-  printer.printOptionalAttrDict((*this)->getAttrs());
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
-
 LogicalResult ReshapeOp::verify() {
-  auto operandType = cast<TensorType>(getOperand().getType());
-  auto resultType = cast<TensorType>(getType());
-  if (!elementTypesMatch(operandType, resultType))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << operandType << " and " << resultType;
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
+  TensorType operandType = getOperand().getType(), resultType = getType();
   if (operandType.hasStaticShape() && resultType.hasStaticShape() &&
       operandType.getNumElements() != resultType.getNumElements())
     return emitOpError() << "cannot reshape " << operandType.getNumElements()
@@ -476,34 +217,9 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// TransposeOp: `%x, dims = [...] : (T) -> R`
-//===----------------------------------------------------------------------===//
-
-ParseResult TransposeOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  if (parser.parseOperand(operand) || parser.parseComma() ||
-      parseNamedDimList(parser, result, "dims",
-                        getPermutationAttrName(result.name)) ||
-      parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void TransposeOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand() << ", dims = ";
-  printDimList(printer, getPermutation());
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getPermutationAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
-
 LogicalResult TransposeOp::verify() {
-  if (!elementTypesMatch(getOperand().getType(), getType()))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << getOperand().getType() << " and " << getType();
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
   auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
   if (!operandType)
     return success();
@@ -518,9 +234,8 @@ LogicalResult TransposeOp::verify() {
   auto resultType = dyn_cast<RankedTensorType>(getType());
   if (!resultType)
     return success();
-  SmallVector<int64_t> expected;
-  for (int64_t dim : permutation)
-    expected.push_back(operandType.getDimSize(dim));
+  SmallVector<int64_t> expected = llvm::map_to_vector(
+      permutation, [&](int64_t dim) { return operandType.getDimSize(dim); });
   if (failed(verifyCompatibleShape(expected, resultType.getShape())))
     return emitOpError() << "result type " << resultType
                          << " does not match the permuted operand type "
@@ -532,123 +247,22 @@ LogicalResult TransposeOp::verify() {
 // DotGeneralOp
 //===----------------------------------------------------------------------===//
 
-ParseResult DotGeneralOp::parse(OpAsmParser &parser, OperationState &result) {
-  MLIRContext *context = parser.getContext();
-  OpAsmParser::UnresolvedOperand lhs, rhs;
-  if (parser.parseOperand(lhs) || parser.parseComma() ||
-      parser.parseOperand(rhs))
-    return failure();
-  SmallVector<int64_t> lhsBatching, rhsBatching, lhsContracting,
-      rhsContracting;
-  auto parseDimPair = [&](SmallVectorImpl<int64_t> &lhsDims,
-                          SmallVectorImpl<int64_t> &rhsDims) {
-    return failure(parser.parseEqual() || parseDimList(parser, lhsDims) ||
-                   parser.parseKeyword("x") || parseDimList(parser, rhsDims));
-  };
-  bool sawContracting = false;
-  while (succeeded(parser.parseOptionalComma())) {
-    SMLoc loc = parser.getCurrentLocation();
-    StringRef keyword;
-    if (parser.parseKeyword(&keyword))
-      return failure();
-    if (keyword == "batching_dims") {
-      if (failed(parseDimPair(lhsBatching, rhsBatching)))
-        return failure();
-    } else if (keyword == "contracting_dims") {
-      sawContracting = true;
-      if (failed(parseDimPair(lhsContracting, rhsContracting)))
-        return failure();
-    } else if (keyword == "precision") {
-      SmallVector<Attribute, 2> precisions;
-      auto parsePrecision = [&]() -> ParseResult {
-        SMLoc valueLoc = parser.getCurrentLocation();
-        StringRef value;
-        if (parser.parseKeyword(&value))
-          return failure();
-        std::optional<Precision> precision = symbolizePrecision(value);
-        if (!precision)
-          return parser.emitError(valueLoc)
-                 << "unknown precision '" << value << "'";
-        precisions.push_back(PrecisionAttr::get(context, *precision));
-        return success();
-      };
-      if (parser.parseEqual() ||
-          parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
-                                         parsePrecision))
-        return failure();
-      result.addAttribute(getPrecisionConfigAttrName(result.name),
-                          ArrayAttr::get(context, precisions));
-    } else if (keyword == "algorithm") {
-      Attribute algorithm;
-      if (parser.parseEqual() ||
-          !(algorithm = DotAlgorithmAttr::parse(parser, Type())))
-        return failure();
-      result.addAttribute(getAlgorithmAttrName(result.name), algorithm);
-    } else {
-      return parser.emitError(loc) << "unexpected '" << keyword
-                                   << "' in stablehlo.dot_general";
-    }
-  }
-  if (!sawContracting)
-    return parser.emitError(parser.getCurrentLocation(),
-                            "expected `contracting_dims = [...] x [...]`");
-  result.addAttribute(getDotDimensionNumbersAttrName(result.name),
-                      DotDimensionNumbersAttr::get(context, lhsBatching,
-                                                   rhsBatching, lhsContracting,
-                                                   rhsContracting));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {lhs, rhs});
-}
-
-void DotGeneralOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getLhs() << ", " << getRhs();
-  DotDimensionNumbersAttr dims = getDotDimensionNumbers();
-  if (!dims.getLhsBatchingDimensions().empty() ||
-      !dims.getRhsBatchingDimensions().empty()) {
-    printer << ", batching_dims = ";
-    printDimList(printer, dims.getLhsBatchingDimensions());
-    printer << " x ";
-    printDimList(printer, dims.getRhsBatchingDimensions());
-  }
-  printer << ", contracting_dims = ";
-  printDimList(printer, dims.getLhsContractingDimensions());
-  printer << " x ";
-  printDimList(printer, dims.getRhsContractingDimensions());
-  if (ArrayAttr precisions = getPrecisionConfigAttr()) {
-    printer << ", precision = [";
-    llvm::interleaveComma(precisions, printer, [&](Attribute precision) {
-      printer << stringifyPrecision(cast<PrecisionAttr>(precision).getValue());
-    });
-    printer << ']';
-  }
-  if (DotAlgorithmAttr algorithm = getAlgorithmAttr()) {
-    printer << ", algorithm = ";
-    algorithm.print(printer);
-  }
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getDotDimensionNumbersAttrName(),
-                                 getPrecisionConfigAttrName(),
-                                 getAlgorithmAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-}
-
 LogicalResult DotGeneralOp::verify() {
   DotDimensionNumbersAttr dims = getDotDimensionNumbers();
   ArrayRef<int64_t> lhsBatching = dims.getLhsBatchingDimensions();
   ArrayRef<int64_t> rhsBatching = dims.getRhsBatchingDimensions();
   ArrayRef<int64_t> lhsContracting = dims.getLhsContractingDimensions();
   ArrayRef<int64_t> rhsContracting = dims.getRhsContractingDimensions();
-  if (lhsBatching.size() != rhsBatching.size())
-    return emitOpError() << "requires as many lhs as rhs batching dimensions, "
-                            "but got "
-                         << lhsBatching.size() << " and " << rhsBatching.size();
-  if (lhsContracting.size() != rhsContracting.size())
-    return emitOpError() << "requires as many lhs as rhs contracting "
-                            "dimensions, but got "
-                         << lhsContracting.size() << " and "
-                         << rhsContracting.size();
+  struct DimPairs {
+    StringRef kind;
+    ArrayRef<int64_t> lhs, rhs;
+  } pairs[] = {{"batching", lhsBatching, rhsBatching},
+               {"contracting", lhsContracting, rhsContracting}};
+  for (const DimPairs &pair : pairs)
+    if (pair.lhs.size() != pair.rhs.size())
+      return emitOpError() << "requires as many lhs as rhs " << pair.kind
+                           << " dimensions, but got " << pair.lhs.size()
+                           << " and " << pair.rhs.size();
   if (ArrayAttr precisions = getPrecisionConfigAttr();
       precisions && precisions.size() > 2)
     return emitOpError() << "expects at most 2 precision config values, but "
@@ -667,23 +281,17 @@ LogicalResult DotGeneralOp::verify() {
       failed(verifyDimsInRange(*this, rhsUsed, rhsType.getRank(),
                                "rhs batching+contracting dimensions")))
     return failure();
-  auto sizesAgree = [](int64_t a, int64_t b) {
-    return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
-  };
-  for (auto [lhsDim, rhsDim] : llvm::zip_equal(lhsBatching, rhsBatching))
-    if (!sizesAgree(lhsType.getDimSize(lhsDim), rhsType.getDimSize(rhsDim)))
-      return emitOpError() << "batching dimension sizes differ: lhs dimension "
-                           << lhsDim << " has size "
-                           << lhsType.getDimSize(lhsDim) << ", rhs dimension "
-                           << rhsDim << " has size "
-                           << rhsType.getDimSize(rhsDim);
-  for (auto [lhsDim, rhsDim] : llvm::zip_equal(lhsContracting, rhsContracting))
-    if (!sizesAgree(lhsType.getDimSize(lhsDim), rhsType.getDimSize(rhsDim)))
-      return emitOpError()
-             << "contracting dimension sizes differ: lhs dimension " << lhsDim
-             << " has size " << lhsType.getDimSize(lhsDim)
-             << ", rhs dimension " << rhsDim << " has size "
-             << rhsType.getDimSize(rhsDim);
+  for (const DimPairs &pair : pairs) {
+    for (auto [lhsDim, rhsDim] : llvm::zip_equal(pair.lhs, pair.rhs)) {
+      int64_t lhsSize = lhsType.getDimSize(lhsDim);
+      int64_t rhsSize = rhsType.getDimSize(rhsDim);
+      if (sizesDiffer(lhsSize, rhsSize))
+        return emitOpError() << pair.kind << " dimension sizes differ: lhs "
+                             << "dimension " << lhsDim << " has size "
+                             << lhsSize << ", rhs dimension " << rhsDim
+                             << " has size " << rhsSize;
+    }
+  }
   auto resultType = dyn_cast<RankedTensorType>(getType());
   if (!resultType)
     return success();
@@ -708,160 +316,6 @@ LogicalResult DotGeneralOp::verify() {
 //===----------------------------------------------------------------------===//
 // ReduceOp
 //===----------------------------------------------------------------------===//
-
-/// The single op of `body` if the reduce can print in the compact `applies`
-/// form: one commutative binary op of this dialect on scalars of the first
-/// input's element type, applied to the block arguments in order, whose
-/// result is returned. Ops carrying attributes are excluded because the
-/// compact form could not print them.
-static Operation *getCompactReducer(ReduceOp op) {
-  Region &body = op.getBody();
-  if (op.getInputs().empty() || !body.hasOneBlock())
-    return nullptr;
-  Block &block = body.front();
-  if (block.getOperations().size() != 2)
-    return nullptr;
-  Operation &inner = block.front();
-  auto terminator = dyn_cast<ReturnOp>(block.back());
-  if (!terminator || !inner.isRegistered() ||
-      inner.getDialect() != op->getDialect() ||
-      !inner.hasTrait<OpTrait::IsCommutative>() ||
-      inner.getNumOperands() != 2 || inner.getNumResults() != 1 ||
-      inner.getNumRegions() != 0 || !inner.getAttrs().empty() ||
-      !terminator->getAttrs().empty())
-    return nullptr;
-  Type scalar = RankedTensorType::get(
-      {}, getElementTypeOrSelf(op.getInputs().front().getType()));
-  if (!llvm::all_of(inner.getOperandTypes(),
-                    [&](Type type) { return type == scalar; }) ||
-      inner.getResult(0).getType() != scalar)
-    return nullptr;
-  if (!llvm::equal(block.getArguments(), inner.getOperands()) ||
-      !llvm::equal(inner.getResults(), terminator.getOperands()))
-    return nullptr;
-  return &inner;
-}
-
-void ReduceOp::print(OpAsmPrinter &printer) {
-  size_t numInputs = getInputs().size();
-  llvm::interleaveComma(llvm::seq<size_t>(0, numInputs), printer,
-                        [&](size_t index) {
-                          printer << '(' << getInputs()[index]
-                                  << " init: " << getInitValues()[index]
-                                  << ')';
-                        });
-  Operation *compact = getCompactReducer(*this);
-  if (compact) {
-    printer << " applies ";
-    printer.printKeywordOrString(compact->getName().getStringRef());
-  }
-  printer << " across dimensions = ";
-  printDimList(printer, getDimensions());
-  printer.printOptionalAttrDict((*this)->getAttrs(), {getDimensionsAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
-  if (compact || getBody().empty())
-    return;
-  // Region form: block arguments paired as (element, accumulator) per input.
-  Block &block = getBody().front();
-  printer.printNewline();
-  printer << " reducer";
-  if (block.getNumArguments() == 2 * numInputs) {
-    for (size_t index = 0; index < numInputs; ++index) {
-      printer << '(';
-      printer.printRegionArgument(block.getArgument(index));
-      printer << ", ";
-      printer.printRegionArgument(block.getArgument(index + numInputs));
-      printer << ") ";
-    }
-  }
-  printer << ' ';
-  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
-}
-
-ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
-  SMLoc loc = parser.getCurrentLocation();
-  SmallVector<OpAsmParser::UnresolvedOperand> inputs, inits;
-  auto parsePair = [&]() -> ParseResult {
-    return failure(parser.parseLParen() ||
-                   parser.parseOperand(inputs.emplace_back()) ||
-                   parser.parseKeyword("init") || parser.parseColon() ||
-                   parser.parseOperand(inits.emplace_back()) ||
-                   parser.parseRParen());
-  };
-  if (parser.parseCommaSeparatedList(parsePair))
-    return failure();
-  SmallVector<OpAsmParser::UnresolvedOperand> operands(inputs);
-  llvm::append_range(operands, inits);
-
-  std::optional<OperationName> reducerName;
-  if (succeeded(parser.parseOptionalKeyword("applies"))) {
-    SMLoc nameLoc = parser.getCurrentLocation();
-    FailureOr<OperationName> name = parser.parseCustomOperationName();
-    if (failed(name))
-      return failure();
-    if (!name->isRegistered() ||
-        name->getDialectNamespace() != result.name.getDialectNamespace() ||
-        !name->hasTrait<OpTrait::IsCommutative>() ||
-        !name->hasTrait<OpTrait::NOperands<2>::Impl>() ||
-        !name->hasTrait<OpTrait::OneResult>() ||
-        !name->hasTrait<OpTrait::ZeroRegions>())
-      return parser.emitError(nameLoc)
-             << "expected a commutative binary op of the stablehlo dialect "
-                "after `applies`, got '"
-             << name->getStringRef() << "'";
-    reducerName = *name;
-  }
-  SMLoc typeLoc;
-  FunctionType type;
-  if (parser.parseKeyword("across") ||
-      parseNamedDimList(parser, result, "dimensions",
-                        getDimensionsAttrName(result.name)) ||
-      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      (typeLoc = parser.getCurrentLocation(), parser.parseType(type)) ||
-      parser.resolveOperands(operands, type.getInputs(), loc, result.operands))
-    return failure();
-  result.addTypes(type.getResults());
-  Region *body = result.addRegion();
-
-  if (!reducerName) {
-    // Region form: `reducer(%e0: T, %a0: T) (%e1: U, %a1: U) { ... }`.
-    SmallVector<OpAsmParser::Argument> elements, accumulators;
-    if (parser.parseKeyword("reducer"))
-      return failure();
-    while (succeeded(parser.parseOptionalLParen())) {
-      if (parser.parseArgument(elements.emplace_back(), /*allowType=*/true) ||
-          parser.parseComma() ||
-          parser.parseArgument(accumulators.emplace_back(),
-                               /*allowType=*/true) ||
-          parser.parseRParen())
-        return failure();
-    }
-    SmallVector<OpAsmParser::Argument> arguments(elements);
-    llvm::append_range(arguments, accumulators);
-    return parser.parseRegion(*body, arguments);
-  }
-
-  // Compact form: rebuild `^bb0(%a, %b): %r = op %a, %b; return %r`.
-  if (type.getNumInputs() == 0)
-    return parser.emitError(typeLoc, "expected at least one input type");
-  Location opLoc = parser.getEncodedSourceLoc(loc);
-  Type scalar =
-      RankedTensorType::get({}, getElementTypeOrSelf(type.getInput(0)));
-  Block &block = body->emplaceBlock();
-  Value lhs = block.addArgument(scalar, opLoc);
-  Value rhs = block.addArgument(scalar, opLoc);
-  // The region is not attached to an op yet, so the builder cannot take its
-  // context from the block.
-  OpBuilder builder(parser.getContext());
-  builder.setInsertionPointToEnd(&block);
-  OperationState innerState(opLoc, *reducerName);
-  innerState.addOperands({lhs, rhs});
-  innerState.addTypes(scalar);
-  Operation *inner = builder.create(innerState);
-  ReturnOp::create(builder, opLoc, inner->getResults());
-  return success();
-}
 
 LogicalResult ReduceOp::verify() {
   if (getNumOperands() % 2 != 0)
@@ -932,32 +386,6 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// IotaOp: `dim = 0 : T`
-//===----------------------------------------------------------------------===//
-
-ParseResult IotaOp::parse(OpAsmParser &parser, OperationState &result) {
-  int64_t dim = 0;
-  Type type;
-  if (parser.parseKeyword("dim") || parser.parseEqual() ||
-      parser.parseInteger(dim))
-    return failure();
-  result.addAttribute(getIotaDimensionAttrName(result.name),
-                      parser.getBuilder().getI64IntegerAttr(dim));
-  if (parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
-      parser.parseType(type))
-    return failure();
-  result.addTypes(type);
-  return success();
-}
-
-void IotaOp::print(OpAsmPrinter &printer) {
-  printer << " dim = " << getIotaDimension();
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getIotaDimensionAttrName()});
-  printer << " : " << getType();
-}
-
 LogicalResult IotaOp::verify() {
   auto type = dyn_cast<RankedTensorType>(getType());
   if (!type)
@@ -967,43 +395,6 @@ LogicalResult IotaOp::verify() {
     return emitOpError() << "iota_dimension " << dim
                          << " is out of range [0, " << type.getRank() << ")";
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// ConcatenateOp: `%a, %b, dim = 0 : (T, T) -> R`
-//===----------------------------------------------------------------------===//
-
-ParseResult ConcatenateOp::parse(OpAsmParser &parser, OperationState &result) {
-  SmallVector<OpAsmParser::UnresolvedOperand> operands;
-  // Operands each followed by a comma, up to the `dim` keyword.
-  while (true) {
-    OpAsmParser::UnresolvedOperand operand;
-    OptionalParseResult parsed = parser.parseOptionalOperand(operand);
-    if (!parsed.has_value())
-      break;
-    if (failed(*parsed) || parser.parseComma())
-      return failure();
-    operands.push_back(operand);
-  }
-  int64_t dim = 0;
-  if (parser.parseKeyword("dim") || parser.parseEqual() ||
-      parser.parseInteger(dim))
-    return failure();
-  result.addAttribute(getDimensionAttrName(result.name),
-                      parser.getBuilder().getI64IntegerAttr(dim));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, operands);
-}
-
-void ConcatenateOp::print(OpAsmPrinter &printer) {
-  printer << ' ';
-  for (Value input : getInputs())
-    printer << input << ", ";
-  printer << "dim = " << getDimension();
-  printer.printOptionalAttrDict((*this)->getAttrs(), {getDimensionAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
 }
 
 LogicalResult ConcatenateOp::verify() {
@@ -1031,90 +422,23 @@ LogicalResult ConcatenateOp::verify() {
     if (inputType.getRank() != rank)
       return emitOpError() << "requires input #" << index << " ("
                            << inputType << ") to have rank " << rank;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == dim)
-        continue;
-      int64_t in = inputType.getDimSize(d), out = resultType.getDimSize(d);
-      if (!ShapedType::isDynamic(in) && !ShapedType::isDynamic(out) &&
-          in != out)
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim &&
+          sizesDiffer(inputType.getDimSize(d), resultType.getDimSize(d)))
         return emitOpError() << "input #" << index << " (" << inputType
                              << ") differs from the result (" << resultType
                              << ") in dimension " << d;
-    }
     int64_t size = inputType.getDimSize(dim);
     total = ShapedType::isDynamic(total) || ShapedType::isDynamic(size)
                 ? ShapedType::kDynamic
                 : total + size;
   }
   int64_t resultSize = resultType.getDimSize(dim);
-  if (!ShapedType::isDynamic(total) && !ShapedType::isDynamic(resultSize) &&
-      total != resultSize)
+  if (sizesDiffer(total, resultSize))
     return emitOpError() << "result dimension " << dim << " has size "
                          << resultSize << " but the inputs add up to "
                          << total;
   return success();
-}
-
-//===----------------------------------------------------------------------===//
-// SliceOp: `%x [0:2, 1:3:2] : (T) -> R`
-//===----------------------------------------------------------------------===//
-
-ParseResult SliceOp::parse(OpAsmParser &parser, OperationState &result) {
-  OpAsmParser::UnresolvedOperand operand;
-  SmallVector<int64_t> starts, limits, strides;
-  auto parseRange = [&]() -> ParseResult {
-    if (parser.parseInteger(starts.emplace_back()) || parser.parseColon() ||
-        parser.parseInteger(limits.emplace_back()))
-      return failure();
-    // The stride is optional and 1 when left out.
-    strides.push_back(1);
-    if (succeeded(parser.parseOptionalColon()))
-      return parser.parseInteger(strides.back());
-    return success();
-  };
-  if (parser.parseOperand(operand) ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseRange))
-    return failure();
-  Builder &builder = parser.getBuilder();
-  result.addAttribute(getStartIndicesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(starts));
-  result.addAttribute(getLimitIndicesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(limits));
-  result.addAttribute(getStridesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(strides));
-  if (parser.parseOptionalAttrDict(result.attributes))
-    return failure();
-  return parseFunctionalType(parser, result, {operand});
-}
-
-void SliceOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << getOperand() << " [";
-  ArrayRef<int64_t> starts = getStartIndices();
-  ArrayRef<int64_t> limits = getLimitIndices();
-  ArrayRef<int64_t> strides = getStrides();
-  if (starts.size() == limits.size() && starts.size() == strides.size()) {
-    llvm::interleaveComma(llvm::seq<size_t>(0, starts.size()), printer,
-                          [&](size_t d) {
-                            printer << starts[d] << ':' << limits[d];
-                            if (strides[d] != 1)
-                              printer << ':' << strides[d];
-                          });
-  } else {
-    // Not parseable, but printing invalid IR must not crash.
-    printer << "start_indices: ";
-    llvm::interleaveComma(starts, printer);
-    printer << ", limit_indices: ";
-    llvm::interleaveComma(limits, printer);
-    printer << ", strides: ";
-    llvm::interleaveComma(strides, printer);
-  }
-  printer << ']';
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getStartIndicesAttrName(),
-                                 getLimitIndicesAttrName(),
-                                 getStridesAttrName()});
-  printer << " : ";
-  printer.printFunctionalType(getOperation());
 }
 
 LogicalResult SliceOp::verify() {
@@ -1126,10 +450,8 @@ LogicalResult SliceOp::verify() {
                             "of equal size, but got "
                          << starts.size() << ", " << limits.size() << " and "
                          << strides.size();
-  if (!elementTypesMatch(getOperand().getType(), getType()))
-    return emitOpError() << "requires the operand and result element types to "
-                            "match, but got "
-                         << getOperand().getType() << " and " << getType();
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
   auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
   if (!operandType)
     return success();
@@ -1156,7 +478,7 @@ LogicalResult SliceOp::verify() {
       continue;
     int64_t expected = (limits[d] - starts[d] + strides[d] - 1) / strides[d];
     int64_t actual = resultType.getDimSize(d);
-    if (!ShapedType::isDynamic(actual) && actual != expected)
+    if (sizesDiffer(actual, expected))
       return emitOpError() << "result dimension " << d << " has size "
                            << actual << " but the slice selects " << expected
                            << " elements";

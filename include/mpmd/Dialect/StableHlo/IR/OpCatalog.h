@@ -4,8 +4,9 @@
 // elementwise-ness, cheap cloning, ...) for StableHLO and CHLO ops. It is
 // keyed by the full op name, so it answers for ops this project models
 // (registered `stablehlo` ops) and for ops it only carries along (unknown
-// `stablehlo` ops, unregistered `chlo` ops) alike. Names it does not know
-// are treated conservatively: impure, not elementwise, not cheap to clone.
+// `stablehlo` ops, unregistered `chlo` ops) alike; the entries of modelled
+// ops come from their ODS traits. Names it does not know are treated
+// conservatively: impure, not elementwise, not cheap to clone.
 //
 //===----------------------------------------------------------------------===//
 

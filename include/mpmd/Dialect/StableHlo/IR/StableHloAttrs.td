@@ -81,6 +81,19 @@ def StableHlo_PrecisionAttr : StableHlo_Attr<"Precision", "precision"> {
 def StableHlo_PrecisionConfigAttr
     : TypedArrayAttrBase<StableHlo_PrecisionAttr, "precision config">;
 
+// `[d0, d1, ...]`; a struct leaves it out when empty.
+def StableHlo_DimsParameter : OptionalArrayRefParameter<"int64_t"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<::llvm::SmallVector<int64_t>> {
+    ::llvm::SmallVector<int64_t> dims;
+    if ($_parser.parseCommaSeparatedList(
+            ::mlir::AsmParser::Delimiter::Square,
+            [&] { return $_parser.parseInteger(dims.emplace_back()); }))
+      return ::mlir::failure();
+    return dims;
+  }() }];
+  let printer = [{ $_printer << '[' << $_self << ']' }];
+}
+
 def StableHlo_DotDimensionNumbersAttr
     : StableHlo_Attr<"DotDimensionNumbers", "dot"> {
   let summary = "Batching and contracting dimensions of a dot_general";
@@ -89,23 +102,42 @@ def StableHlo_DotDimensionNumbersAttr
     lhs/rhs contracting; parsed with the fields in any order.
   }];
   let parameters = (ins
-    OptionalArrayRefParameter<"int64_t">:$lhsBatchingDimensions,
-    OptionalArrayRefParameter<"int64_t">:$rhsBatchingDimensions,
-    OptionalArrayRefParameter<"int64_t">:$lhsContractingDimensions,
-    OptionalArrayRefParameter<"int64_t">:$rhsContractingDimensions);
+    StableHlo_DimsParameter:$lhs_batching_dimensions,
+    StableHlo_DimsParameter:$rhs_batching_dimensions,
+    StableHlo_DimsParameter:$lhs_contracting_dimensions,
+    StableHlo_DimsParameter:$rhs_contracting_dimensions);
+  let hasCustomAssemblyFormat = 0;
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
+// A flag written `true` or `false`, as upstream prints it.
+def StableHlo_BoolParameter : AttrParameter<"bool", "a flag"> {
+  let parser = [{ [&]() -> ::mlir::FailureOr<bool> {
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("true")))
+      return true;
+    if (::mlir::succeeded($_parser.parseOptionalKeyword("false")))
+      return false;
+    return $_parser.emitError($_parser.getCurrentLocation(),
+                              "expected 'true' or 'false'");
+  }() }];
+  let printer = [{ $_printer << ($_self ? "true" : "false") }];
+}
+
+// Every field is printed, in this order, and required when parsing (text
+// lacking one could not print back the same).
 def StableHlo_DotAlgorithmAttr
     : StableHlo_Attr<"DotAlgorithm", "dot_algorithm"> {
   let summary = "The algorithm a dot_general must use";
   let parameters = (ins
-    "::mlir::Type":$lhsPrecisionType,
-    "::mlir::Type":$rhsPrecisionType,
-    "::mlir::Type":$accumulationType,
-    "int64_t":$lhsComponentCount,
-    "int64_t":$rhsComponentCount,
-    "int64_t":$numPrimitiveOperations,
-    "bool":$allowImpreciseAccumulation);
+    "::mlir::Type":$lhs_precision_type,
+    "::mlir::Type":$rhs_precision_type,
+    "::mlir::Type":$accumulation_type,
+    "int64_t":$lhs_component_count,
+    "int64_t":$rhs_component_count,
+    "int64_t":$num_primitive_operations,
+    StableHlo_BoolParameter:$allow_imprecise_accumulation);
+  let hasCustomAssemblyFormat = 0;
+  let assemblyFormat = "`<` struct(params) `>`";
 }
 
 // `result_accuracy` of the transcendental unary ops is not modelled; it is an
@@ -116,6 +148,9 @@ def StableHlo_ResultAccuracyAttr : Attr<
   let storageType = "::mlir::stablehlo::OpaqueAttr";
   let returnType = "::mlir::stablehlo::OpaqueAttr";
   let convertFromStorage = "$_self";
+  // From the attribute text, so that ODS can compare against a default.
+  let constBuilderCall =
+      "::mlir::stablehlo::OpaqueAttr::get($_builder.getContext(), $0)";
 }
 
 #endif // MPMD_DIALECT_STABLEHLO_IR_STABLEHLOATTRS_TD

@@ -17,6 +17,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mpmd/Dialect/StableHlo/IR/AssemblyFormat.h"
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h.inc"
 #include "mpmd/Dialect/StableHlo/IR/StableHloEnums.h.inc"
@@ -33,11 +34,25 @@ namespace mlir::stablehlo {
 bool isResultAccuracyAttr(Attribute attr);
 
 namespace detail {
-// Shared assembly and verification of the elementwise ops (StableHloOps.cpp).
-ParseResult parseSameTypeOp(OpAsmParser &parser, OperationState &result);
-void printSameTypeOp(OpAsmPrinter &printer, Operation *op);
+// Shared verifier of the elementwise ops (StableHloOps.cpp).
 LogicalResult verifyElementwise(Operation *op, bool sameElementType);
 } // namespace detail
+
+// Marker traits that carry op semantics from ODS to the op catalog
+// (OpCatalog.h); they verify nothing.
+namespace trait {
+/// Each result element depends only on the operand elements at the same
+/// index (see OpInfo::isElementwise). Not MLIR's OpTrait::Elementwise, whose
+/// verifier rejects the scalar predicate of select.
+template <typename ConcreteType>
+class Elementwise : public OpTrait::TraitBase<ConcreteType, Elementwise> {};
+
+/// Cheap enough to clone into every mesh that uses the result instead of
+/// transferring it.
+template <typename ConcreteType>
+class CheapToClone : public OpTrait::TraitBase<ConcreteType, CheapToClone> {
+};
+} // namespace trait
 
 } // namespace mlir::stablehlo
 

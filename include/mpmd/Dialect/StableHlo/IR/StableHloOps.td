@@ -3,8 +3,14 @@
 // The modelled StableHLO ops. Op names, operands and inherent attributes
 // (their property names) equal upstream StableHLO's, because generic text
 // printed by JAX has to parse into these ops and print back unchanged. The
-// pretty forms follow upstream's printer byte for byte; they are written in
-// C++ (StableHloOps.cpp) because several are not expressible declaratively.
+// pretty forms follow upstream's printer byte for byte. They are declarative,
+// with the pieces ODS cannot express as shared custom directives
+// (AssemblyFormat.h); only constant and reduce, whose forms depend on the
+// op's contents, are written in C++ (AssemblyFormat.cpp).
+//
+// Each `` in a format suppresses the space ODS would print before the next
+// element: the modelled enum attributes print their own leading space, and
+// some directives print their own leading comma.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,8 +26,16 @@ include "mpmd/Dialect/StableHlo/IR/StableHloAttrs.td"
 
 class StableHlo_Op<string mnemonic, list<Trait> traits = []>
     : Op<StableHlo_Dialect, mnemonic, traits> {
-  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+}
+
+// Marker traits read by the op catalog (OpCatalog.h); see
+// StableHloDialect.h for their meaning.
+def StableHlo_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::mlir::stablehlo::trait";
+}
+def StableHlo_CheapToClone : NativeOpTrait<"CheapToClone"> {
+  let cppNamespace = "::mlir::stablehlo::trait";
 }
 
 //===----------------------------------------------------------------------===//
@@ -31,19 +45,13 @@ class StableHlo_Op<string mnemonic, list<Trait> traits = []>
 // `stablehlo.op %a, %b : T` when every operand type equals the result type,
 // `stablehlo.op %a, %b : (T0, T1) -> T2` otherwise.
 class StableHlo_ElementwiseOp<string mnemonic, list<Trait> traits = []>
-    : StableHlo_Op<mnemonic, !listconcat([Pure], traits)> {
+    : StableHlo_Op<mnemonic,
+                   !listconcat([Pure, StableHlo_Elementwise], traits)> {
   // Whether operand and result element types must be equal (not for
   // convert, whose purpose is to change it).
   string checkElementType = "true";
   let results = (outs AnyTensor:$result);
   let extraClassDefinition = [{
-    ::mlir::ParseResult $cppClass::parse(::mlir::OpAsmParser &parser,
-                                         ::mlir::OperationState &result) {
-      return ::mlir::stablehlo::detail::parseSameTypeOp(parser, result);
-    }
-    void $cppClass::print(::mlir::OpAsmPrinter &printer) {
-      ::mlir::stablehlo::detail::printSameTypeOp(printer, getOperation());
-    }
     ::mlir::LogicalResult $cppClass::verify() {
       return ::mlir::stablehlo::detail::verifyElementwise(
           getOperation(), /*sameElementType=*/}] # checkElementType # [{);
@@ -54,20 +62,35 @@ class StableHlo_ElementwiseOp<string mnemonic, list<Trait> traits = []>
 class StableHlo_BinaryOp<string mnemonic, list<Trait> traits = []>
     : StableHlo_ElementwiseOp<mnemonic, traits> {
   let arguments = (ins AnyTensor:$lhs, AnyTensor:$rhs);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict
+      `:` custom<SameOperandsAndResultType>(type($lhs), type($rhs),
+                                            type($result))
+  }];
 }
+
+defvar StableHlo_UnaryFormat = [{
+  $operand attr-dict
+    `:` custom<SameOperandsAndResultType>(type($operand), type($result))
+}];
 
 class StableHlo_UnaryOp<string mnemonic, list<Trait> traits = []>
     : StableHlo_ElementwiseOp<mnemonic, traits> {
   let arguments = (ins AnyTensor:$operand);
+  let assemblyFormat = StableHlo_UnaryFormat;
 }
 
 // Transcendental ops carry an optional `result_accuracy`; the pretty form
-// leaves it out when it is the default, as upstream does.
+// leaves it out when it is the default, as upstream does (attr-dict elides
+// attributes equal to their default).
 class StableHlo_UnaryAccuracyOp<string mnemonic, list<Trait> traits = []>
     : StableHlo_ElementwiseOp<mnemonic, traits> {
   let arguments = (ins
     AnyTensor:$operand,
-    OptionalAttr<StableHlo_ResultAccuracyAttr>:$result_accuracy);
+    DefaultValuedOptionalAttr<StableHlo_ResultAccuracyAttr,
+        "\"result_accuracy<mode = #stablehlo.result_accuracy_mode<DEFAULT>>\"">
+        :$result_accuracy);
+  let assemblyFormat = StableHlo_UnaryFormat;
 }
 
 def StableHlo_AddOp : StableHlo_BinaryOp<"add", [Commutative]> {
@@ -198,20 +221,23 @@ def StableHlo_ConvertOp : StableHlo_UnaryOp<"convert"> {
 //===----------------------------------------------------------------------===//
 
 def StableHlo_ConstantOp : StableHlo_Op<"constant",
-    [ConstantLike, Pure,
+    [ConstantLike, Pure, StableHlo_CheapToClone,
      DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "A tensor constant";
   let description = [{
     `%cst = stablehlo.constant dense<1.0> : tensor<f32>`. When the result type
     differs from the value's type (quantized results), the form is
-    `stablehlo.constant() {value = ...} : () -> T`.
+    `stablehlo.constant() {value = ...} : () -> T`. Written in C++ because
+    the form depends on the two types.
   }];
   let arguments = (ins ElementsAttr:$value);
   let results = (outs AnyTensor:$output);
+  let hasCustomAssemblyFormat = 1;
   let hasFolder = 1;
 }
 
-def StableHlo_CompareOp : StableHlo_Op<"compare", [Pure]> {
+def StableHlo_CompareOp
+    : StableHlo_Op<"compare", [Pure, StableHlo_Elementwise]> {
   let summary = "Elementwise comparison";
   let description = [{
     `stablehlo.compare GT, %a, %b, FLOAT : (T, T) -> tensor<...xi1>`; the
@@ -223,9 +249,14 @@ def StableHlo_CompareOp : StableHlo_Op<"compare", [Pure]> {
     StableHlo_ComparisonDirectionAttr:$comparison_direction,
     OptionalAttr<StableHlo_ComparisonTypeAttr>:$compare_type);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    `` $comparison_direction `,` $lhs `,` $rhs (`,` `` $compare_type^)?
+      attr-dict `:` functional-type(operands, results)
+  }];
 }
 
-def StableHlo_SelectOp : StableHlo_Op<"select", [Pure]> {
+def StableHlo_SelectOp
+    : StableHlo_Op<"select", [Pure, StableHlo_Elementwise]> {
   let summary = "Elementwise choice between two tensors";
   let description = [{
     `stablehlo.select %p, %a, %b : tensor<4xi1>, tensor<4xf32>` when both
@@ -235,9 +266,15 @@ def StableHlo_SelectOp : StableHlo_Op<"select", [Pure]> {
   let arguments = (ins AnyTensor:$pred, AnyTensor:$on_true,
                        AnyTensor:$on_false);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $pred `,` $on_true `,` $on_false attr-dict
+      `:` custom<SelectOpType>(type($pred), type($on_true), type($on_false),
+                               type($result))
+  }];
 }
 
-def StableHlo_BroadcastInDimOp : StableHlo_Op<"broadcast_in_dim", [Pure]> {
+def StableHlo_BroadcastInDimOp
+    : StableHlo_Op<"broadcast_in_dim", [Pure, StableHlo_CheapToClone]> {
   let summary = "Broadcast a tensor into a larger shape";
   let description = [{
     `stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<4xf32>) ->
@@ -246,12 +283,19 @@ def StableHlo_BroadcastInDimOp : StableHlo_Op<"broadcast_in_dim", [Pure]> {
   let arguments = (ins AnyTensor:$operand,
                        DenseI64ArrayAttr:$broadcast_dimensions);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dims` `=` $broadcast_dimensions attr-dict
+      `:` functional-type(operands, results)
+  }];
 }
 
 def StableHlo_ReshapeOp : StableHlo_Op<"reshape", [Pure]> {
   let summary = "Reshape a tensor keeping its elements";
   let arguments = (ins AnyTensor:$operand);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $operand attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def StableHlo_TransposeOp : StableHlo_Op<"transpose", [Pure]> {
@@ -262,6 +306,10 @@ def StableHlo_TransposeOp : StableHlo_Op<"transpose", [Pure]> {
   }];
   let arguments = (ins AnyTensor:$operand, DenseI64ArrayAttr:$permutation);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` `dims` `=` $permutation attr-dict
+      `:` functional-type(operands, results)
+  }];
 }
 
 def StableHlo_DotGeneralOp : StableHlo_Op<"dot_general", [Pure]> {
@@ -279,6 +327,12 @@ def StableHlo_DotGeneralOp : StableHlo_Op<"dot_general", [Pure]> {
     OptionalAttr<StableHlo_PrecisionConfigAttr>:$precision_config,
     OptionalAttr<StableHlo_DotAlgorithmAttr>:$algorithm);
   let results = (outs AnyTensor:$result);
+  // The directives print their own leading commas.
+  let assemblyFormat = [{
+    $lhs `,` $rhs `` custom<DotDimensionNumbers>($dot_dimension_numbers)
+      `` custom<PrecisionConfigAndAlgorithm>($precision_config, $algorithm)
+      attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def StableHlo_ReduceOp : StableHlo_Op<"reduce",
@@ -292,24 +346,31 @@ def StableHlo_ReduceOp : StableHlo_Op<"reduce",
     Otherwise the region form:
     `stablehlo.reduce(%x init: %zero) across dimensions = [0] : (...) -> T`
     followed by `reducer(%elt: tensor<f32>, %acc: tensor<f32>) { ... }`.
+    Written in C++ because the form depends on the region's contents.
   }];
   let arguments = (ins Variadic<AnyTensor>:$inputs,
                        Variadic<AnyTensor>:$init_values,
                        DenseI64ArrayAttr:$dimensions);
   let results = (outs Variadic<AnyTensor>);
   let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
 }
 
-def StableHlo_IotaOp : StableHlo_Op<"iota", [Pure]> {
+def StableHlo_IotaOp : StableHlo_Op<"iota", [Pure, StableHlo_CheapToClone]> {
   let summary = "Tensor counting up along one dimension";
   let arguments = (ins I64Attr:$iota_dimension);
   let results = (outs AnyTensor:$output);
+  let assemblyFormat = "`dim` `=` $iota_dimension attr-dict `:` type($output)";
 }
 
 def StableHlo_ConcatenateOp : StableHlo_Op<"concatenate", [Pure]> {
   let summary = "Concatenate tensors along a dimension";
   let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$dimension);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    custom<VariadicOperandWithAttribute>($inputs) `dim` `=` $dimension
+      attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def StableHlo_SliceOp : StableHlo_Op<"slice", [Pure]> {
@@ -323,13 +384,16 @@ def StableHlo_SliceOp : StableHlo_Op<"slice", [Pure]> {
                        DenseI64ArrayAttr:$limit_indices,
                        DenseI64ArrayAttr:$strides);
   let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $operand custom<SliceRanges>($start_indices, $limit_indices, $strides)
+      attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def StableHlo_ReturnOp
     : StableHlo_Op<"return", [Pure, Terminator, ReturnLike]> {
   let summary = "Terminator of stablehlo regions";
   let arguments = (ins Variadic<AnyType>:$results);
-  let hasCustomAssemblyFormat = 0;
   let hasVerifier = 0;
   let assemblyFormat = "$results attr-dict (`:` type($results)^)?";
 }
