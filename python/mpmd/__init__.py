@@ -21,7 +21,10 @@ _LAZY = {
     "InvalidLoopBoundsError": "mpmd.frontend",
     "InvalidNameError": "mpmd.frontend",
     "UnrolledLoopWarning": "mpmd.frontend",
+    "broadcast": "mpmd.frontend",
     "call": "mpmd.frontend",
+    "enumerated_for": "mpmd.frontend",
+    "reduce": "mpmd.frontend",
     "fori_loop": "mpmd.frontend",
     "scan_microbatches": "mpmd.frontend",
     "emit_named_computations": "mpmd.frontend",
@@ -32,6 +35,9 @@ _LAZY = {
     "MpmdConfig": "mpmd.config",
     "PartitioningOptions": "mpmd.config",
     "make_config": "mpmd.config",
+    "mesh_names": "mpmd.config",
+    "FunctionIOMeshAssignment": "mpmd.config",
+    "validate_and_merge_partitioning_options": "mpmd.config",
     "ShardingError": "mpmd.shardings",
     "Compiled": "mpmd.stages",
     "InputError": "mpmd.stages",
@@ -56,7 +62,8 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     import importlib  # noqa: PLC0415
 
-    if name in ("frontend", "runtime"):
+    if name in ("frontend", "runtime", "pipeline", "pipeline_registry",
+                "schedules", "compiler"):
         value = importlib.import_module(f"mpmd.{name}")
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)

@@ -8,7 +8,9 @@ from typing import Any, Mapping
 
 from mpmd.errors import MpmdError
 
-__all__ = ["ConfigError", "MpmdConfig", "PartitioningOptions", "make_config"]
+__all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
+           "PartitioningOptions", "SHARDY_OPTIONS", "make_config", "mesh_names",
+           "validate_and_merge_partitioning_options"]
 
 # Mesh names are spelled inside the topology attribute and the programs'
 # shardings; keep them simple. Assigned names (of named computations and
@@ -16,8 +18,9 @@ __all__ = ["ConfigError", "MpmdConfig", "PartitioningOptions", "make_config"]
 _MESH_NAME = re.compile(r"^[A-Za-z0-9_.\-/()\[\]]+$")
 
 
-class ConfigError(MpmdError):
-    """The configuration is inconsistent; the message says what to change."""
+class ConfigError(MpmdError, ValueError):
+    """The configuration is inconsistent; the message says what to change.
+    A ValueError too, as Shardy:MPMD raises for its configurations."""
 
 
 @dataclass(frozen=True)
@@ -53,10 +56,39 @@ class MpmdConfig:
     output_mesh_assignment: Any = None
     partitioning_options: PartitioningOptions = field(
         default_factory=PartitioningOptions)
+    # Meshes of the function's inputs and outputs come from in_shardings /
+    # out_shardings (and committed arguments) only.
+    read_input_output_mesh_from_shardings: bool = False
 
     @property
     def mesh_names(self) -> list[str]:
         return list(self.topology)
+
+    # Shardy:MPMD's views of the same configuration.
+
+    @property
+    def name_to_mesh_assignment(self) -> dict[str, str]:
+        return {name: mesh for name, (mesh, _) in self.assignment.items()}
+
+    @property
+    def name_to_stage_assignment(self) -> dict[str, int]:
+        return {name: stage for name, (_, stage) in self.assignment.items()
+                if stage is not None}
+
+    @property
+    def mesh_and_stage_assignment(self) -> dict[str, str | tuple[str, int]]:
+        return {name: mesh if stage is None else (mesh, stage)
+                for name, (mesh, stage) in self.assignment.items()}
+
+    @property
+    def pipeline_schedule(self) -> Any:
+        return self.partitioning_options.pipeline_schedule
+
+    @property
+    def sharding_mesh(self) -> Any:
+        """An abstract mesh for sharding annotations inside named
+        computations (that of the first mesh)."""
+        return next(iter(self.topology.values())).abstract_mesh
 
     def topology_attr(self) -> str:
         """The topology as the compiler reads it (#mpmd.topology<...>)."""
@@ -91,25 +123,164 @@ def _check_mesh(name: str, mesh: Any) -> None:
                           f"got {type(mesh).__name__}")
 
 
+# Shardy:MPMD's partitioning option keys, and what each becomes here: a
+# field of PartitioningOptions, or None when the option changes nothing
+# here (what it asks for is what this compiler always does, or it is a hint
+# to an optimization we do not make), or "unsupported" when only its
+# default (False) can be honoured.
+SHARDY_OPTIONS: dict[str, str | None] = {
+    "mpmd_infer_transfers": "infer_transfers",
+    "mpmd_infer_cross_mesh_reductions": "infer_cross_mesh_reductions",
+    "mpmd_split_bwd_fragments": "split_backward",
+    "mpmd_pipeline_schedule": "pipeline_schedule",
+    # Export merges inferred fragments after scheduling; import merges
+    # them where that adds no dependency.
+    "mpmd_merge_inferred_after_scheduling": None,
+    "mpmd_absorb_inferred_fragments_on_entry_point_function": None,
+    # Constants are always copied into the fragments that read them.
+    "mpmd_copy_constant_creation_from_producer_to_consumer": None,
+    # Every mesh compiles its own programs; nothing assumes equal devices.
+    "mpmd_assume_homogeneous_devices": None,
+    "mpmd_fragment_remat": "unsupported",
+    "mpmd_merge_remat_fragments": "unsupported",
+    "mpmd_apply_merge_transfers_pass": "unsupported",
+}
+
+# Shardy's pipeline schedule names and ours.
+_SHARDY_SCHEDULES = {"None": None, "1F1B": "1f1b", "GPipe": "gpipe",
+                     "ZeroBubbleH1": "zero-bubble-h1"}
+# Shardy's schedules that are registry schedules here.
+_SHARDY_REGISTRY_SCHEDULES = {
+    "Circular": "CIRCULAR",
+    "CircularWithReversedBackward": "CIRCULAR_WITH_REVERSED_BACKWARD",
+    "GPipeBut1F1BForLastMesh": "GPIPE_BUT_1F1B_FOR_LAST_MESH",
+    "ZeroBubbleH2ZeroTxLatency": "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
+    "ZeroBubbleH2HalfTxLatency": "ZERO_BUBBLE_H2_HALF_TX_LATENCY",
+    "ZeroBubbleH2FullTxLatency": "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
+    "ParallelPipelinesWithWrapAround": "PARALLEL_PIPELINES_WITH_WRAP_AROUND",
+}
+
+
+def _shardy_schedule(value: Any) -> Any:
+    if value in _SHARDY_SCHEDULES:
+        return _SHARDY_SCHEDULES[value]
+    if value in _SHARDY_REGISTRY_SCHEDULES:
+        from mpmd import pipeline_registry  # noqa: PLC0415
+
+        return pipeline_registry.get_pipeline_schedule(
+            _SHARDY_REGISTRY_SCHEDULES[value])
+    valid = sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])
+    raise ConfigError(f"mpmd_pipeline_schedule {value!r} is not a pipeline "
+                      f"schedule; valid: {valid}")
+
+
+def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Our PartitioningOptions fields from a dict of ours, Shardy's keys, or
+    both. Unknown keys are an error naming the valid ones."""
+    ours = {f.name for f in fields(PartitioningOptions)}
+    result: dict[str, Any] = {}
+    for key, value in options.items():
+        if key in ours:
+            target = key
+        elif key in SHARDY_OPTIONS:
+            target = SHARDY_OPTIONS[key]
+            if key != "mpmd_pipeline_schedule" and not isinstance(value, bool):
+                raise ConfigError(f"partitioning option {key!r} has value "
+                                  f"{value!r}, which is not a boolean")
+            if target == "unsupported":
+                if value:
+                    raise ConfigError(f"not supported yet: partitioning "
+                                      f"option {key!r} = True")
+                continue
+            if target is None:
+                continue
+            if key == "mpmd_pipeline_schedule":
+                value = _shardy_schedule(value)
+        else:
+            raise ConfigError(
+                f"unknown partitioning option {key!r}; valid: "
+                f"{sorted(ours)} or Shardy's {sorted(SHARDY_OPTIONS)}")
+        if target in result and result[target] != value:
+            raise ConfigError(f"partitioning options set {target!r} twice, "
+                              f"to {result[target]!r} and {value!r}")
+        result[target] = value
+    return result
+
+
+def validate_and_merge_partitioning_options(
+        pipeline_required_options: Mapping[str, Any] | None,
+        user_provided_options: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Shardy:MPMD's merge of a schedule's required options into the
+    user's: a conflict (the user set a required option to another value)
+    is a ConfigError listing each; options the user left out are added."""
+    if pipeline_required_options is None:
+        return None if user_provided_options is None else dict(
+            user_provided_options)
+    user = dict(user_provided_options or {})
+    conflicts = [f"{key!r}: the pipeline schedule requires {value!r}, the "
+                 f"options give {user[key]!r}"
+                 for key, value in pipeline_required_options.items()
+                 if key in user and user[key] != value]
+    if conflicts:
+        raise ConfigError("conflicting partitioning options: "
+                          + "; ".join(conflicts))
+    return {**user, **pipeline_required_options}
+
+
 def make_config(topology: Mapping[str, Any],
-                assignment: Mapping[str, str | tuple[str, int]],
+                name_to_mesh_assignment: Mapping[str, str | tuple[str, int]]
+                | None = None,
                 *,
+                name_to_stage_assignment: Mapping[str, int] | None = None,
                 input_mesh_assignment: Any = None,
                 output_mesh_assignment: Any = None,
                 partitioning_options: PartitioningOptions | Mapping[str, Any]
-                | None = None) -> MpmdConfig:
-    """Checks and bundles a partitioning configuration.
+                | None = None,
+                read_input_output_mesh_from_shardings: bool = False,
+                pipeline_schedule: Any = None,
+                assignment: Mapping[str, str | tuple[str, int]] | None = None
+                ) -> MpmdConfig:
+    """Checks and bundles a partitioning configuration (Shardy:MPMD's
+    signature; `assignment=` is accepted for the second argument too).
 
     - `topology`: mesh name -> `jax.sharding.Mesh`; meshes must not share
       devices.
-    - `assignment`: name of a `named_computation` / `named_tensor` -> mesh
-      name, or (mesh name, pipeline stage).
+    - `name_to_mesh_assignment`: name of a `named_computation` /
+      `named_tensor` -> mesh name, or (mesh name, pipeline stage).
+    - `name_to_stage_assignment`: name -> stage, as Shardy:MPMD takes
+      stages.
     - `input_mesh_assignment` / `output_mesh_assignment`: where the function's
-      arguments / results go: a pytree like the arguments (results) with a
-      mesh name or None per leaf, or a dict {flat index: mesh name}. Leaves
-      left out are placed by mesh inference.
-    - `partitioning_options`: a PartitioningOptions or a dict of its fields.
+      arguments / results go: a pytree prefix of the arguments (results)
+      with a mesh name or None per leaf (a leaf covers its whole subtree),
+      or a dict {flat index: mesh name}; `()` or None assigns nothing.
+      Leaves left out are placed by mesh inference.
+    - `partitioning_options`: a PartitioningOptions, or a dict of its fields
+      and/or Shardy:MPMD's `mpmd_*` keys (see SHARDY_OPTIONS).
+    - `read_input_output_mesh_from_shardings`: the inputs' and outputs'
+      meshes come from `in_shardings` / `out_shardings` (then the io
+      assignments must be empty).
+    - `pipeline_schedule`: a built-in name, a table, a comparator, or a
+      `mpmd.pipeline.PipelineSchedule` (its required options are merged
+      into the partitioning options).
     """
+    if assignment is not None:
+        if name_to_mesh_assignment is not None:
+            raise ConfigError("give the assignment once: as the second "
+                              "argument or as assignment=, not both")
+        name_to_mesh_assignment = assignment
+    if name_to_mesh_assignment is None:
+        raise ConfigError("make_config needs the assignment of names to "
+                          "meshes (the second argument)")
+    if input_mesh_assignment == ():
+        input_mesh_assignment = None
+    if output_mesh_assignment == ():
+        output_mesh_assignment = None
+    if read_input_output_mesh_from_shardings and (
+            input_mesh_assignment is not None
+            or output_mesh_assignment is not None):
+        raise ConfigError("input_mesh_assignment and output_mesh_assignment "
+                          "must be empty when "
+                          "read_input_output_mesh_from_shardings is True")
     if not topology:
         raise ConfigError("the topology is empty; give at least one mesh, "
                           "e.g. {'m1': jax.sharding.Mesh(devices, ('x',))}")
@@ -124,8 +295,14 @@ def make_config(topology: Mapping[str, Any],
                     f"{device.id}; each device belongs to one mesh")
             owner[device.id] = name
 
+    stages = dict(name_to_stage_assignment or {})
+    for name in stages:
+        if name not in name_to_mesh_assignment:
+            raise ConfigError(f"name_to_stage_assignment names {name!r}, "
+                              "which name_to_mesh_assignment does not assign "
+                              "to a mesh")
     normalized: dict[str, tuple[str, int | None]] = {}
-    for name, target in assignment.items():
+    for name, target in name_to_mesh_assignment.items():
         _check_assigned_name(name)
         stage: int | None = None
         if isinstance(target, tuple):
@@ -136,30 +313,67 @@ def make_config(topology: Mapping[str, Any],
             if not isinstance(stage, int) or stage < 0:
                 raise ConfigError(f"assignment[{name!r}] has stage {stage!r}; "
                                   "stages are integers >= 0")
+        if name in stages:
+            if stage is not None and stage != stages[name]:
+                raise ConfigError(f"{name!r} has stage {stage} in the "
+                                  f"assignment and {stages[name]} in "
+                                  "name_to_stage_assignment")
+            stage = stages[name]
+            if not isinstance(stage, int) or stage < 0:
+                raise ConfigError(f"name_to_stage_assignment[{name!r}] is "
+                                  f"{stage!r}; stages are integers >= 0")
         if target not in topology:
+            if isinstance(target, str) and target.split("#")[0] in topology:
+                raise ConfigError(
+                    f"not supported yet: assignment[{name!r}] is {target!r},"
+                    " a mesh with a memory kind; assign it to "
+                    f"{target.split('#')[0]!r}")
             raise ConfigError(
                 f"assignment[{name!r}] names mesh {target!r}, which is not in "
                 f"the topology; meshes: {sorted(topology)}")
         normalized[name] = (target, stage)
 
-    if partitioning_options is None:
-        options = PartitioningOptions()
-    elif isinstance(partitioning_options, PartitioningOptions):
-        options = partitioning_options
+    if isinstance(partitioning_options, PartitioningOptions):
+        defaults = PartitioningOptions()
+        values = {f.name: getattr(partitioning_options, f.name)
+                  for f in fields(PartitioningOptions)
+                  if getattr(partitioning_options, f.name)
+                  != getattr(defaults, f.name)}
     else:
-        known = {f.name for f in fields(PartitioningOptions)}
-        unknown = set(partitioning_options) - known
-        if unknown:
-            raise ConfigError(f"unknown partitioning options {sorted(unknown)};"
-                              f" known: {sorted(known)}")
-        options = PartitioningOptions(**partitioning_options)
+        values = _options_from_mapping(partitioning_options or {})
+    if pipeline_schedule is not None:
+        given = values.get("pipeline_schedule")
+        if given is not None and given != pipeline_schedule:
+            raise ConfigError("the pipeline schedule is given twice (as "
+                              "pipeline_schedule= and in the partitioning "
+                              "options); give it once")
+        values["pipeline_schedule"] = pipeline_schedule
+    values = _with_required_options(values)
+    options = PartitioningOptions(**values)
 
     _check_schedule(options)
     config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
-                        output_mesh_assignment, options)
+                        output_mesh_assignment, options,
+                        read_input_output_mesh_from_shardings)
     for which in ("input_mesh_assignment", "output_mesh_assignment"):
         _check_io_meshes(which, getattr(config, which), topology)
     return config
+
+
+def _with_required_options(values: dict[str, Any]) -> dict[str, Any]:
+    """A PipelineSchedule's required options merged into ours (a conflict
+    with an option set otherwise is an error)."""
+    schedule = values.get("pipeline_schedule")
+    if type(schedule).__name__ != "PipelineSchedule":
+        return values
+    from mpmd import pipeline  # noqa: PLC0415
+
+    if not isinstance(schedule, pipeline.PipelineSchedule):
+        return values
+    # `values` holds only what the user set: the required options fill in
+    # the rest, and contradict none of it.
+    return validate_and_merge_partitioning_options(
+        pipeline.required_options(schedule), values) or {}
 
 
 def _check_schedule(options: PartitioningOptions) -> None:
@@ -170,6 +384,8 @@ def _check_schedule(options: PartitioningOptions) -> None:
         raise ConfigError(f"unknown pipeline_schedule {schedule!r}; built-in "
                           f"schedules: {list(BUILTIN_SCHEDULES)}, or give a "
                           "table {mesh: [fragment, ...]} or a comparator")
+    if type(schedule).__name__ == "PipelineSchedule":
+        return
     if not (schedule is None or isinstance(schedule, (str, dict))
             or callable(schedule)):
         raise ConfigError("pipeline_schedule must be a built-in name, a "
@@ -189,3 +405,44 @@ def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None
         if mesh is not None and mesh not in topology:
             raise ConfigError(f"{which} names mesh {mesh!r}, which is not in "
                               f"the topology; meshes: {sorted(topology)}")
+
+
+def mesh_names(pytree: Any, topology: Mapping[str, Any]) -> Any:
+    """The name of the topology mesh of each leaf of `pytree` (arrays,
+    ShapeDtypeStructs or NamedShardings with a sharding, or meshes), as
+    Shardy:MPMD's `mesh_names`; None for an abstract mesh. A mesh outside
+    the topology is a ConfigError naming it."""
+    import jax  # noqa: PLC0415
+
+    def name_of(mesh: Any) -> str | None:
+        if isinstance(mesh, jax.sharding.AbstractMesh):
+            return None
+        for name, candidate in topology.items():
+            if mesh is candidate or mesh == candidate:
+                return name
+        raise ConfigError(f"mesh {mesh} on devices "
+                          f"{[d.id for d in mesh.devices.flat]} is not in the "
+                          f"topology; meshes: {sorted(topology)}")
+
+    def leaf(x: Any) -> str | None:
+        if x is None:
+            return None
+        if isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+            return leaf(x.sharding)
+        if isinstance(x, jax.sharding.NamedSharding):
+            return name_of(x.mesh)
+        if isinstance(x, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
+            return name_of(x)
+        raise ConfigError(f"mesh_names takes arrays, shardings or meshes; "
+                          f"got {type(x).__name__}")
+
+    return jax.tree_util.tree_map(leaf, pytree, is_leaf=lambda x: x is None)
+
+
+@dataclass(frozen=True)
+class FunctionIOMeshAssignment:
+    """The meshes of a lowered function's inputs and outputs, as pytrees of
+    mesh names shaped like the arguments and the results."""
+
+    input_meshes: Any
+    output_meshes: Any

@@ -33,8 +33,9 @@ class MpmdError(Exception):
     """Base class of every error the mpmd package raises."""
 
 
-class CompilerError(MpmdError):
-    """The compiler rejected its input or failed to transform it."""
+class CompilerError(MpmdError, RuntimeError):
+    """The compiler rejected its input or failed to transform it (a
+    RuntimeError too, as Shardy:MPMD raises for compile errors)."""
 
     def __init__(self, summary: str, diagnostics: Iterable[Diagnostic] = ()):
         self.summary = summary

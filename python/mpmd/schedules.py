@@ -36,7 +36,7 @@ BUILTIN_SCHEDULES = tuple(
     if kind not in (ScheduleKind.NONE, ScheduleKind.EXPLICIT))
 
 
-class ScheduleError(MpmdError):
+class ScheduleError(MpmdError, ValueError):
     """A schedule or merge rule does not fit the program's fragments."""
 
 

@@ -14,6 +14,7 @@ program and mesh; calling runs the plan on jax.Arrays.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import time
@@ -27,7 +28,8 @@ from jax.sharding import Mesh, NamedSharding
 
 from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
                            ScheduleKind, schedule_kind_spellings)
-from mpmd.config import ConfigError, MpmdConfig
+from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
+                         mesh_names)
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.runtime import processes
 from mpmd.runtime.executor import PlanExecutor, sharding_for
@@ -53,6 +55,15 @@ class NamedShardings:
     inputs: Any
     outputs: Any
 
+    # Shardy:MPMD's names for the same pytrees.
+    @property
+    def input_specs(self) -> Any:
+        return self.inputs
+
+    @property
+    def output_specs(self) -> Any:
+        return self.outputs
+
 
 def _flat_io_assignment(spec: Any, tree: Any, count: int,
                         which: str) -> dict[int, str]:
@@ -65,13 +76,21 @@ def _flat_io_assignment(spec: Any, tree: Any, count: int,
                 raise ConfigError(f"{which} index {index} is out of range: "
                                   f"the function has {count} flat values")
         return {k: v for k, v in spec.items() if v is not None}
-    leaves, spec_tree = jax.tree_util.tree_flatten(
-        spec, is_leaf=lambda x: x is None)
-    if spec_tree != tree:
-        raise ConfigError(f"{which} must have the structure of the "
+    # A pytree prefix of the values: a mesh name (or None) covers its whole
+    # subtree, as Shardy:MPMD and jax.jit's in_shardings take it.
+    dummy = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    flat: list[Any] = []
+    try:
+        jax.tree_util.tree_map(
+            lambda leaf, sub: flat.extend(
+                [leaf] * len(jax.tree_util.tree_leaves(sub))),
+            spec, dummy, is_leaf=lambda x: x is None or isinstance(x, str))
+    except (ValueError, TypeError):
+        raise ConfigError(f"{which} must be a pytree prefix of the "
                           f"function's {'arguments' if 'input' in which else 'results'}"
-                          f": expected {tree}, got {spec_tree}")
-    return {i: mesh for i, mesh in enumerate(leaves) if mesh is not None}
+                          f" with a mesh name or None per leaf: expected a "
+                          f"prefix of {tree}") from None
+    return {i: mesh for i, mesh in enumerate(flat) if mesh is not None}
 
 
 def _partition(config: MpmdConfig, partitioner: Partitioner,
@@ -270,6 +289,15 @@ class Lowered:
             inputs = jax.tree_util.tree_unflatten(self.in_tree, ins)
         return NamedShardings(inputs,
                               jax.tree_util.tree_unflatten(self.out_tree, outs))
+
+    @property
+    def function_mesh_assignment(self) -> FunctionIOMeshAssignment:
+        """The mesh of each input and output, as pytrees of mesh names
+        shaped like `function_named_shardings`."""
+        shardings = self.function_named_shardings
+        return FunctionIOMeshAssignment(
+            mesh_names(shardings.inputs, self.config.topology),
+            mesh_names(shardings.outputs, self.config.topology))
 
     def programs_by_mesh(self) -> dict[str, list[str]]:
         """Per mesh, the distinct programs compiled for it."""
@@ -702,11 +730,14 @@ def _leaf_paths(tree: Any) -> list[str]:
             for path, _ in jax.tree_util.tree_flatten_with_path(dummy)[0]]
 
 
-def jit(fn: Callable, config: MpmdConfig, *,
+def jit(fn: Callable, config: MpmdConfig | None = None, *,
         in_shardings: Any = None, out_shardings: Any = None,
         static_argnums: Sequence[int] | int = (),
-        donate_argnums: Sequence[int] | int = ()) -> MpmdFunction:
-    """Partitions `fn` into an MPMD program according to `config`.
+        donate_argnums: Sequence[int] | int = (),
+        keep_unused: bool = True, override_func_name: str | None = None,
+        mpmd_config: MpmdConfig | None = None) -> MpmdFunction:
+    """Partitions `fn` into an MPMD program according to `config`
+    (`mpmd_config=` as Shardy:MPMD names it).
 
     `in_shardings` / `out_shardings` are as in `jax.jit`: a pytree prefix of
     the positional arguments / the results with `NamedSharding`s on topology
@@ -717,7 +748,28 @@ def jit(fn: Callable, config: MpmdConfig, *,
     leaves of each) may be reused by the program that reads them last, and
     are deleted by the call when they were passed already on their mesh
     (host data, or arrays the call has to move, are copied first, and the
-    copy is donated).
+    copy is donated). `keep_unused` is accepted for Shardy:MPMD's
+    signature: arguments the function does not use are always kept (the
+    program takes every flat argument). `override_func_name` names the
+    function in the lowered programs instead of `fn.__name__`.
     """
+    if mpmd_config is not None:
+        if config is not None:
+            raise ConfigError("give the config once: as the second argument "
+                              "or as mpmd_config=, not both")
+        config = mpmd_config
+    del keep_unused  # every argument is kept; see the docstring
+    if override_func_name is not None:
+        fn = _renamed(fn, override_func_name)
     return MpmdFunction(fn, config, static_argnums, in_shardings,
                         out_shardings, donate_argnums)
+
+
+def _renamed(fn: Callable, name: str) -> Callable:
+    """`fn` under another name (JAX names the lowered module after it)."""
+    @functools.wraps(fn)
+    def renamed(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    renamed.__name__ = renamed.__qualname__ = name
+    return renamed

@@ -65,7 +65,7 @@ def test_io_assignment_index_out_of_range():
 def test_io_assignment_structure_mismatch():
     config = make_config(meshes(), {"a": "m1", "b": "m2"},
                          output_mesh_assignment=("m2", "m2"))
-    with pytest.raises(ConfigError, match="output_mesh_assignment must have the structure of the function's results"):
+    with pytest.raises(ConfigError, match="output_mesh_assignment must be a pytree prefix of the function's results"):
         jit(step, config).lower(jnp.ones(4), jnp.ones(4))
 
 

@@ -409,7 +409,7 @@ def test_mesh_order_labels_carry_the_microbatch(lowered_step: Any) -> None:
 # --- errors -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bad", [-1, 2**32, 1.0, "3", True, None,
+@pytest.mark.parametrize("bad", [-1, 2**32, 1.0, "3", True,
                                  np.float32(2.0)])
 def test_bad_call_counter(bad: Any) -> None:
     with pytest.raises(InvalidCallCounterError,
@@ -417,6 +417,12 @@ def test_bad_call_counter(bad: Any) -> None:
         mpmd.call(jnp.sin, call_counter=bad)
     assert isinstance(info.value, mpmd.MpmdError)
     assert isinstance(info.value, FrontendError)
+
+
+def test_call_without_a_counter_labels_nothing() -> None:
+    # Shardy:MPMD's call counter is optional: the call is then plain.
+    assert mpmd.call(jnp.sin) is jnp.sin
+    assert mpmd.call(jnp.sin, call_counter=None) is jnp.sin
 
 
 def test_largest_call_counter_is_accepted() -> None:

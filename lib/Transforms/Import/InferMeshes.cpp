@@ -307,7 +307,8 @@ private:
       MeshSet set = MeshSet::any();
       for (Value input : externalInputs(&op))
         set.intersect(src.lookup(input));
-      if (inferReductions && (set.empty() || extendsReduce(op)))
+      if ((inferReductions || markedAsReduction(op)) &&
+          (set.empty() || extendsReduce(op)))
         if (ReduceOp reduce = convertToReduce(op)) {
           src[reduce.getResult()] = MeshSet::any();
           continue;
@@ -316,6 +317,22 @@ private:
         src[result] = set;
     }
     return success();
+  }
+
+  /// Whether the user marked `op` as a cross-mesh reduction: its result
+  /// feeds only `mpmd.reduce<none>` (the front end's `reduce(x)`), or only
+  /// reductions of its kind that are marked themselves (a tree of adds
+  /// under one mark).
+  bool markedAsReduction(Operation &op, unsigned depth = 0) {
+    std::optional<ReductionType> kind = reductionKindOf(&op);
+    if (!kind || op.getNumResults() != 1 || op.use_empty() || depth > 64)
+      return false;
+    return llvm::all_of(op.getUsers(), [&](Operation *user) {
+      if (auto reduce = dyn_cast<ReduceOp>(user))
+        return reduce.getReductionType() == ReductionType::kNone;
+      return reductionKindOf(user) == kind &&
+             markedAsReduction(*user, depth + 1);
+    });
   }
 
   /// Whether `op` continues a cross-mesh reduction of its own kind, e.g.
@@ -391,6 +408,10 @@ private:
       MeshSet available = src.lookup(value);
       MeshSet both = wanted;
       both.intersect(available);
+      // An unplaced argument lives on one mesh: the first one asking for
+      // it; the op moves it to the others.
+      if (isa<BlockArgument>(value) && both.bits.count() > 1)
+        return singleton(*both.first());
       if (!both.empty())
         return both;
       return wanted.empty() ? MeshSet::none(numMeshes())
@@ -480,6 +501,15 @@ private:
       diag << ". Set infer-transfers=true to let inference transfer the "
               "inputs, or put this computation in a named_computation "
               "assigned to one mesh";
+      // A sum of values from several meshes (gradients of a parameter
+      // used on two meshes, say) has a third way out.
+      if (reductionKindOf(&op) && sources.empty())
+        diag << "; or, as it reduces values of several meshes, set "
+                "infer-cross-mesh-reductions=true or mark its result with "
+                "mpmd.reduce (from Python: mpmd.reduce(x))";
+      diag << " (from Python: partitioning_options infer_transfers / "
+              "infer_cross_mesh_reductions, Shardy's mpmd_infer_transfers / "
+              "mpmd_infer_cross_mesh_reductions)";
       return diag;
     }
     // Values used on a mesh where they do not exist, with no op in between.

@@ -4,11 +4,13 @@ microbatches (call counters).
 Importing this subpackage imports JAX.
 """
 
+from mpmd.frontend.annotations import broadcast, reduce
 from mpmd.frontend.loops import traced_bodies
 from mpmd.frontend.microbatch import (
     InvalidLoopBoundsError,
     UnrolledLoopWarning,
     call,
+    enumerated_for,
     fori_loop,
     scan_microbatches,
 )
@@ -34,9 +36,11 @@ __all__ = [
     "InvalidLoopBoundsError",
     "InvalidNameError",
     "UnrolledLoopWarning",
+    "broadcast",
     "call",
     "current_call_counter",
     "emit_named_computations",
+    "enumerated_for",
     "fori_loop",
     "inline_named_computations",
     "named_computation",
@@ -44,6 +48,7 @@ __all__ = [
     "named_computation_p",
     "named_tensor",
     "named_tensor_p",
+    "reduce",
     "scan_microbatches",
     "traced_bodies",
 ]

@@ -85,18 +85,22 @@ class InvalidLoopBoundsError(FrontendError, ValueError):
     `mpmd.scan_microbatches`) are not static Python ints."""
 
 
-def call(fn: Callable[..., Any], *, call_counter: int) -> Callable[..., Any]:
+def call(fn: Callable[..., Any], *,
+         call_counter: int | None = None) -> Callable[..., Any]:
     """`fn`, with every named computation traced inside it (and every
     derivative of one) labelled with microbatch `call_counter`.
 
     `call_counter` must be an int in [0, 2**32 - 1] (it lowers to a `ui32`);
     otherwise `InvalidCallCounterError`. In nested calls the innermost
-    counter wins.
+    counter wins. Without a counter (None, as Shardy:MPMD allows) the call
+    labels nothing: `fn` is called as it is.
     """
-    counter = check_call_counter(call_counter)
     if not callable(fn):
         raise FrontendError(
             f"mpmd.call expects a callable, got {type(fn).__name__}")
+    if call_counter is None:
+        return fn
+    counter = check_call_counter(call_counter)
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -106,6 +110,10 @@ def call(fn: Callable[..., Any], *, call_counter: int) -> Callable[..., Any]:
             return fn(*args, **kwargs)
 
     return wrapped
+
+
+# fori_loop's `init` when not given (None is a valid carry).
+_NO_INIT = object()
 
 
 def _static_int(value: object, what: str) -> int:
@@ -125,9 +133,11 @@ def _static_int(value: object, what: str) -> int:
             f"{type(value).__name__}") from None
 
 
-def fori_loop(lower: int, upper: int, body: Callable[[int, C], C],
-              init: C) -> C:
-    """`jax.lax.fori_loop` whose iterations are microbatches.
+def fori_loop(lower: Any, upper: Any, body: Any = None,
+              init: Any = _NO_INIT) -> Any:
+    """`jax.lax.fori_loop` whose iterations are microbatches:
+    `fori_loop(lower, upper, body, init)`, or Shardy:MPMD's
+    `fori_loop(num_iterations, body, init)` (from 0).
 
     Iteration `i` is microbatch `i - lower` (counters start at 0 whatever
     `lower` is). Under `mpmd.jit` the body is traced once, with `i` a traced
@@ -138,6 +148,11 @@ def fori_loop(lower: int, upper: int, body: Callable[[int, C], C],
     be static ints (`InvalidLoopBoundsError` otherwise); when
     `upper <= lower`, `init` is returned unchanged.
     """
+    if callable(upper) and init is _NO_INIT:
+        lower, upper, body, init = 0, lower, upper, body
+    if init is _NO_INIT:
+        raise FrontendError("mpmd.fori_loop takes (lower, upper, body, init) "
+                            "or (num_iterations, body, init)")
     lo = _static_int(lower, "fori_loop lower bound")
     hi = _static_int(upper, "fori_loop upper bound")
     if not callable(body):
@@ -177,6 +192,50 @@ def fori_loop(lower: int, upper: int, body: Callable[[int, C], C],
         with call_counter_scope(i - lo):
             carry = body(i, carry)
     return carry
+
+
+def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
+                   inputs: Any, *, unroll: bool = False) -> C:
+    """Shardy:MPMD's loop over the elements of lists:
+
+        carry = initial_carry
+        for i, x in enumerate(inputs):
+            carry = body(carry, i, x)
+
+    `inputs` is a pytree whose leaves are sequences of arrays, all of one
+    length; `x` has the structure of `inputs` with one element per leaf.
+    Iteration `i` is microbatch `i`. Rolled (the default), the body is
+    traced once over the stacked inputs, as `fori_loop`; with `unroll`,
+    once per element.
+    """
+    def is_sequence(leaf: Any) -> bool:
+        return isinstance(leaf, (list, tuple)) and all(
+            hasattr(x, "shape") or isinstance(x, (int, float, complex))
+            for x in leaf)
+
+    sequences = jax.tree_util.tree_leaves(inputs, is_leaf=is_sequence)
+    if not sequences or not all(is_sequence(s) for s in sequences):
+        raise FrontendError("enumerated_for: every leaf of `inputs` must be "
+                            "a list (or tuple) of arrays")
+    lengths = sorted({len(s) for s in sequences})
+    if len(lengths) != 1:
+        raise FrontendError("enumerated_for: the lists of `inputs` must have "
+                            f"one length; got lengths {lengths}")
+    count = lengths[0]
+    if unroll:
+        carry = initial_carry
+        for i in range(count):
+            element = jax.tree_util.tree_map(lambda s: s[i], inputs,
+                                             is_leaf=is_sequence)
+            carry = call(body, call_counter=i)(carry, i, element)
+        return carry
+    stacked = jax.tree_util.tree_map(jnp.stack, inputs, is_leaf=is_sequence)
+
+    def step(i: Any, carry: C) -> C:
+        element = jax.tree_util.tree_map(lambda s: s[i], stacked)
+        return body(carry, i, element)
+
+    return fori_loop(0, count, step, initial_carry)
 
 
 def scan_microbatches(fn: Callable[[C, Any], tuple[C, Any]], init: C,

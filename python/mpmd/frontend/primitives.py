@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from typing import Any, Callable, Sequence, TypeVar, overload
 
 import jax
@@ -119,6 +120,12 @@ def emit_named_computations() -> Any:
     """Context manager: lower labels to `mpmd.*` ops for the mpmd compiler
     (what `mpmd.jit` does)."""
     return _INLINE(False)
+
+
+def labels_lower_to_ops() -> bool:
+    """Whether labels and annotations lower to `mpmd.*` ops now (under
+    `mpmd.jit`) rather than to their plain bodies."""
+    return not _INLINE.value
 
 
 # --- call counter -----------------------------------------------------------
@@ -526,15 +533,21 @@ def flat_function(fn: Callable[..., Any], in_tree: Any
 
 
 @overload
-def named_computation(fn: F, *, name: str) -> F: ...
+def named_computation(fn: F, *, name: str,
+                      static_argnames: Sequence[str] | str | None = None
+                      ) -> F: ...
 
 
 @overload
-def named_computation(fn: None = None, *, name: str) -> Callable[[F], F]: ...
+def named_computation(fn: None = None, *, name: str,
+                      static_argnames: Sequence[str] | str | None = None
+                      ) -> Callable[[F], F]: ...
 
 
 def named_computation(fn: Callable[..., Any] | None = None, *,
-                      name: str) -> Any:
+                      name: str,
+                      static_argnames: Sequence[str] | str | None = None
+                      ) -> Any:
     """Labels `fn` as a computation named `name`.
 
     The returned callable computes what `fn` computes; lowered with
@@ -543,15 +556,19 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
     `@named_computation(name="layer1")`. Called inside `mpmd.call` (or an
     iteration of `mpmd.fori_loop`), the computation and its derivatives
     carry that call counter (read when the wrapped function is called, not
-    when it is created).
+    when it is created). `static_argnames` (as in `jax.jit`) names
+    parameters passed as Python values, not traced.
     """
     _check_name(name, "named_computation")
     if fn is None:
-        return functools.partial(named_computation, name=name)
+        return functools.partial(named_computation, name=name,
+                                 static_argnames=static_argnames)
     if not callable(fn):
         raise FrontendError(
             f"named_computation({name!r}) expects a callable, got "
             f"{type(fn).__name__}")
+    if static_argnames:
+        return _with_static_args(fn, name, static_argnames)
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
@@ -578,6 +595,46 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
             jex_core.ClosedJaxpr(body, [c for c, t in zip(consts, is_tracer) if not t]),
             name, 0, current_call_counter())
         return jax.tree_util.tree_unflatten(out_trees[0], outs)
+
+    return wrapped
+
+
+def _with_static_args(fn: Callable[..., Any], name: str,
+                      static_argnames: Sequence[str] | str) -> Any:
+    """named_computation of `fn` whose `static_argnames` parameters are
+    bound as Python values, by position or by keyword."""
+    names = ((static_argnames,) if isinstance(static_argnames, str)
+             else tuple(static_argnames))
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        signature = None
+    if signature is not None:
+        unknown = [n for n in names if n not in signature.parameters]
+        if unknown:
+            raise FrontendError(
+                f"named_computation({name!r}): static_argnames {unknown} "
+                f"are not parameters of {getattr(fn, '__name__', fn)!r}")
+
+    if signature is None or any(
+            p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)
+            for p in signature.parameters.values()):
+        raise FrontendError(
+            f"not supported yet: named_computation({name!r}) with "
+            "static_argnames of a function with positional-only or *args "
+            "parameters")
+
+    @functools.wraps(fn)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        # Every argument by keyword: the static ones bound into `fn`, the
+        # others traced.
+        arguments = dict(signature.bind(*args, **kwargs).arguments)
+        static = {k: arguments.pop(k) for k in names if k in arguments}
+        extra = arguments.pop(next(
+            (p.name for p in signature.parameters.values()
+             if p.kind == p.VAR_KEYWORD), ""), {})
+        return named_computation(functools.partial(fn, **static),
+                                 name=name)(**arguments, **extra)
 
     return wrapped
 
