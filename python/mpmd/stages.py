@@ -104,17 +104,38 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
     schedule = opts.pipeline_schedule
     rules = opts.fragment_merge_rules or ()
     order = None
+    merge_predicate = None
     if schedule is None:
         kind = ScheduleKind.NONE
     elif isinstance(schedule, str):
         kind = schedule_kind_spellings()[schedule]
+    elif _is_pipeline_schedule(schedule):
+        # Shardy:MPMD's rule builders: the order and the merges both come
+        # from the rules built over the fragments.
+        from mpmd.pipeline import to_mpmd  # noqa: PLC0415
+
+        def evaluate(fragments):
+            return to_mpmd(schedule, _fragment_infos(fragments),
+                           len(config.topology), opts.split_backward)
+
+        def order(fragments):
+            # No schedule rules: every mesh keeps its program order.
+            return evaluate(fragments)[0] or _program_order(fragments)
+
+        def merge_predicate(fragments):
+            return evaluate(fragments)[1]
+
+        kind = ScheduleKind.EXPLICIT
     else:
         kind = ScheduleKind.EXPLICIT
 
         def order(fragments):
             return explicit_order(schedule, _fragment_infos(fragments))
-    merge_predicate = None
     if callable(rules):
+        if merge_predicate is not None:
+            raise ConfigError("fragment_merge_rules cannot be a predicate "
+                              "when the pipeline schedule is a "
+                              "PipelineSchedule (it makes its own merges)")
         predicate, rules = rules, ()
 
         def merge_predicate(fragments):
@@ -125,6 +146,21 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
         OptimizeOptions(kind, opts.split_backward, order,
                         merge_pairs(rules, []), merge_predicate,
                         opts.merge_last_stage))
+
+
+def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:
+    order: dict[str, list[str]] = {}
+    for fragment in fragments:
+        order.setdefault(fragment["mesh"], []).append(fragment["key"])
+    return order
+
+
+def _is_pipeline_schedule(schedule: Any) -> bool:
+    if type(schedule).__name__ != "PipelineSchedule":
+        return False
+    from mpmd.pipeline import PipelineSchedule  # noqa: PLC0415
+
+    return isinstance(schedule, PipelineSchedule)
 
 
 def _fragment_infos(fragments: list[dict[str, Any]]) -> list[FragmentInfo]:
