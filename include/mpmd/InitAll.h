@@ -16,6 +16,10 @@ void registerAllDialects(DialectRegistry &registry);
 /// (idempotent).
 void registerAllPasses();
 
+/// Registers Shardy:MPMD's pipeline names (mpmd-import-pipeline, ...) for
+/// our pipelines; registerAllPasses does it too.
+void registerShardyPipelineAliases();
+
 } // namespace mpmd
 } // namespace mlir
 

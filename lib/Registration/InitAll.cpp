@@ -30,4 +30,5 @@ void mlir::mpmd::registerAllPasses() {
   registerShardingPasses();
   registerTestPasses();
   registerExportPasses();
+  registerShardyPipelineAliases();
 }
