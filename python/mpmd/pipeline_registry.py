@@ -3,7 +3,8 @@
     from mpmd import pipeline_registry
     schedule = pipeline_registry.get_pipeline_schedule("ONE_FWD_ONE_BWD")
     config = mpmd.make_config(topology, assignment,
-                              partitioning_options={"pipeline_schedule": schedule})
+                              pipeline_schedule=schedule)
+    # or partitioning_options={"pipeline_schedule": schedule}
 
 Each schedule is a `mpmd.pipeline.PipelineSchedule` whose one rule builder
 turns a "runs before" predicate over pairs of fragments of a mesh into

@@ -407,6 +407,28 @@ def test_merge_rules_that_cannot_be_said_as_label_pairs():
                          training_fragments(m=1, v=1, split=True), P, True)
 
 
+def test_merge_pairs_drive_the_compiler_merge():
+    """1F1B, and on the last stage each microbatch's forward and backward
+    fused (Shardy's predicate-based merge rules): the label pairs are what
+    the compiler's merge pass takes."""
+    def last_stage(a, b, context):
+        return (a.stage_id == b.stage_id == context.num_meshes - 1
+                and a.call_counter == b.call_counter)
+
+    one_f_one_b = registry.get_pipeline_schedule("ONE_FWD_ONE_BWD")
+    schedule = pipeline.PipelineSchedule([
+        *one_f_one_b.schedule_merge_rule_builders,
+        functools.partial(pipeline.build_merge_rules_from_predicate,
+                          pred=last_stage)])
+    order, merges = pipeline.to_mpmd(schedule, training_fragments(), P, False)
+    assert merges == [("s3", "s3(1)")]
+    rules = ",".join(f"{a}:{b}" for a, b in merges)
+    text = explicit(pipeline_module(P, M), order)
+    merged = mpmd.run_pipeline(text, f"mpmd-merge-fragments{{rules={rules}}}")
+    assert merged.count('origin=["s3", "s3"(1)]') == M
+    assert mesh_orders(merged)["m2"] == ONE_F_ONE_B["m2"]
+
+
 def test_contradictory_rules_name_the_cycle():
     def before(a, b, _):  # F0 < F1 < F2 < F0
         return (b.call_counter - a.call_counter) % 3 == 1 and \
@@ -607,6 +629,55 @@ def test_parallel_pipelines_with_wrap_around():
                  training_fragments(m=4, v=2, backward=False))
 
 
+def wraparound_module(p: int) -> str:
+    """A forward-only program of p microbatches where microbatch i enters
+    at mesh i and visits the meshes i, i + 1, ... (mod p); the fragment on
+    mesh r is stage r."""
+    tensor = "tensor<4xf32>"
+
+    def mt(r: int) -> str:
+        return f'!mpmd.mesh_tensor<"m{r}", {tensor}>'
+
+    topology = ", ".join(f'<"m{r}" : <["x"=1]>>' for r in range(p))
+    args = ", ".join(f"%x{i}: {mt(i)}" for i in range(p))
+    results = [(i + p - 1) % p for i in range(p)]
+    lines = [f"func.func @main({args}) -> "
+             f"({', '.join(mt(r) for r in results)})",
+             f"    attributes {{topology = #mpmd.topology<{topology}>}} {{"]
+    outs = []
+    for i in range(p):
+        value = f"%x{i}"
+        for hop in range(p):
+            r = (i + hop) % p
+            if hop:
+                lines.append(f"  %t{i}_{hop} = mpmd.transfer {value} : "
+                             f"({mt((r - 1) % p)}) -> {mt(r)}")
+                value = f"%t{i}_{hop}"
+            lines.append(
+                f'  %f{i}_{hop} = mpmd.fragment<mesh="m{r}", origin=["s{r}"],'
+                f" stage={r}> ({value}) {{call_counter = {i} : ui32}} "
+                f"(%a: {tensor}) {{\n"
+                f"    %y = stablehlo.add %a, %a : {tensor}\n"
+                f"    mpmd.return %y : {tensor}\n"
+                f"  }} : ({mt(r)}) -> {mt(r)}")
+            value = f"%f{i}_{hop}"
+        outs.append(value)
+    lines.append(f"  func.return {', '.join(outs)} : "
+                 f"{', '.join(mt(r) for r in results)}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def test_parallel_pipelines_run_as_the_data_flows():
+    # In program order: microbatch by microbatch, each from its entry mesh.
+    fragments = [ours(r, i, FragmentKind.FORWARD)
+                 for i in range(P) for r in [(i + h) % P for h in range(P)]]
+    order = order_of("PARALLEL_PIPELINES_WITH_WRAP_AROUND", fragments)
+    # Each mesh takes the microbatches in the order they arrive.
+    assert short(order)["m1"] == seq("F1 F0 F3 F2")
+    assert mesh_orders(explicit(wraparound_module(P), order)) == short(order)
+
+
 def circular(reverse: bool) -> dict[str, list[str]]:
     """Stages r and r + 4 on mesh r; microbatches in phases of p = 4.
     Forwards by (phase, stage, microbatch); backwards after all forwards,
@@ -652,6 +723,20 @@ def test_circular_with_reversed_backward():
     assert short(forward, stages=True) == circular(True)
     with pytest.raises(mpmd.CompilerError, match="contradicts the data flow"):
         explicit(pipeline_module(P, M, v=2), forward)
+
+
+def test_make_config_takes_the_required_options():
+    from meshes import MESHES, four_meshes
+    import models
+
+    assignment = models.transformer_assignment(4, MESHES)
+    for name, split in [("ZERO_BUBBLE_H1", True), ("GPIPE", False)]:
+        schedule = registry.get_pipeline_schedule(name)
+        config = mpmd.make_config(four_meshes(), assignment,
+                                  partitioning_options={
+                                      "pipeline_schedule": schedule})
+        assert config.partitioning_options.pipeline_schedule is schedule
+        assert config.partitioning_options.split_backward is split
 
 
 # -- Training steps equal jax.jit. ------------------------------------------
