@@ -253,3 +253,11 @@ def test_shardy_style_script_runs_with_only_imports_changed():
     assert "weight_gradient" in texts["ZERO_BUBBLE_H1"]
     assert texts["ZERO_BUBBLE_H1"].count("fragment_call") > \
         texts["1F1B"].count("fragment_call")
+
+
+def test_schedule_impl_names_the_registry_predicates():
+    from mpmd import pipeline_registry, schedule_impl
+
+    assert schedule_impl.one_fwd_one_bwd_schedule_predicate is \
+        pipeline_registry.one_fwd_one_bwd_schedule_predicate
+    assert set(schedule_impl.__all__) == set(pipeline_registry.__all__)
