@@ -1604,7 +1604,8 @@ void outOfMemory() {
     }
   }
   sink.verbose = sink.verbose || options.verbose;
-  for (int64_t i = from; i < to && !shared->stop; ++i) {
+  // A replay runs its input even after the deadline.
+  for (int64_t i = from; i < to && (replay || !shared->stop); ++i) {
     mySlot->stage = kGenerate;
     mySlot->startNs = nowNs();
     mySlot->current = i;
