@@ -1121,6 +1121,7 @@ struct Slot {
   uint64_t outcomes[kNumOutcomes];
   uint64_t digest;           // sum of per-input outcome hashes
   uint64_t done;             // inputs completed
+  uint32_t roundtripsSaved;  // printed results that did not parse back
   int32_t numPasses;
   PassStat passes[kMaxPasses];
 };
@@ -1465,6 +1466,32 @@ void installHandler(mlir::MLIRContext &context) {
 /// in-memory mutations (the reproducer), "" otherwise.
 std::string effectiveInputPath;
 
+/// Keeps a printed result that does not parse back (the first few of each
+/// worker slot), with the error, under the crash directory.
+void saveRoundtrip(const Input &in, int64_t index, const FuzzOptions &options,
+                   const std::string &printed) {
+  if (mySlot->roundtripsSaved >= 3)
+    return;
+  ++mySlot->roundtripsSaved;
+  std::string path = options.crashDir + "/roundtrip-seed" +
+                     std::to_string(options.seed) + "-input" +
+                     std::to_string(index) + ".mlir";
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return;
+  std::string error = sink.firstError;
+  std::replace(error.begin(), error.end(), '\n', ' ');
+  os << "// mpmd-fuzz: what the compiler printed does not parse back: "
+     << error << "\n// seed module: " << in.seed->file << " chunk "
+     << in.seed->chunk << "; pipeline: " << in.pipeline.elements
+     << "\n// input: mpmd-fuzz --corpus " << options.corpus << " --seed "
+     << options.seed << " --start " << index
+     << " --count 1 --no-fork --print-input\n"
+     << "// reproduce: mpmd-opt " << path << "\n"
+     << printed;
+}
+
 /// Applies the input's in-memory mutations and verifies the result. In a
 /// replay, writes the mutated module (and what was mutated) out first.
 mlir::LogicalResult mutateAndVerify(mlir::ModuleOp module, const Corpus &corpus,
@@ -1553,8 +1580,10 @@ Outcome runInput(mlir::MLIRContext &context, const Corpus &corpus,
             mlir::OwningOpRef<mlir::ModuleOp> again =
                 mlir::parseSourceString<mlir::ModuleOp>(printed, config2,
                                                         "printed");
-            if (!again)
+            if (!again) {
               outcome = kRoundtripBad;
+              saveRoundtrip(in, index, options, printed);
+            }
           }
         }
       }
@@ -1975,7 +2004,12 @@ void Parent::summary(double seconds) {
                << "    pass failures:      " << outcomes[kPassFailed] << "\n"
                << "    plan failures:      " << outcomes[kPlanFailed] << "\n"
                << "  printed result not parsing back: "
-               << outcomes[kRoundtripBad] << "\n"
+               << outcomes[kRoundtripBad]
+               << (outcomes[kRoundtripBad]
+                       ? " (the first 3 of each worker slot saved as " +
+                             options.crashDir + "/roundtrip-*.mlir)"
+                       : std::string())
+               << "\n"
                << "  crashes:              " << crashes << "\n"
                << "  out of memory:        " << ooms << "\n"
                << "  hangs:                " << hangs

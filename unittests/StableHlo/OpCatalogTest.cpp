@@ -183,7 +183,15 @@ TEST_F(OpCatalogIRTest, RegisteredOpsAgreeWithTheirTraits) {
         << name.getStringRef().str();
     EXPECT_EQ(info->hasRegions, !name.hasTrait<OpTrait::ZeroRegions>())
         << name.getStringRef().str();
-    // Every modelled op is pure by itself (reduce through its region).
+    // custom_call's effects depend on its has_side_effect flag: its entry
+    // is impure and its MemoryEffectOpInterface decides per op.
+    if (name.getStringRef() == "stablehlo.custom_call") {
+      EXPECT_FALSE(info->isPure);
+      EXPECT_TRUE(name.hasInterface<MemoryEffectOpInterface>());
+      continue;
+    }
+    // Every other modelled op is pure by itself (reduce and while through
+    // their regions).
     EXPECT_TRUE(info->isPure) << name.getStringRef().str();
     // The catalog takes purity from AlwaysSpeculatable, which ODS's Pure
     // pairs with NoMemoryEffect: check the pairing on a bare instance.
@@ -252,8 +260,11 @@ TEST_F(OpCatalogIRTest, OperationQueries) {
   EXPECT_TRUE(isElementwise(op("erf")));
 
   // custom_call is pure only when it says it has no side effect; the flag
-  // lives in the properties of the (unregistered) op.
+  // is a property of the (registered) op, and its effects agree.
+  EXPECT_TRUE(op("pure_call")->isRegistered());
   EXPECT_TRUE(stablehlo::isPure(op("pure_call")));
+  EXPECT_TRUE(isMemoryEffectFree(op("pure_call")));
+  EXPECT_FALSE(isMemoryEffectFree(op("plain_call")));
   EXPECT_FALSE(stablehlo::isPure(op("effect_call")));
   EXPECT_FALSE(stablehlo::isPure(op("plain_call")));
 

@@ -18,7 +18,8 @@
 // CHECK-LABEL: func.func @opaque(
 // CHECK-SAME: %arg0: tensor<?x4xf32, #stablehlo.bounds<8, ?>>, %arg1: !stablehlo.token
 // CHECK: "stablehlo.after_all"(%arg1, %arg1)
-// CHECK: "stablehlo.custom_call"(%arg2) <{api_version = 4 : i32
+// custom_call is modelled: it prints pretty, with its opaque attributes.
+// CHECK: stablehlo.custom_call @my_target(%arg2) {api_version = 4 : i32
 // CHECK-SAME: #stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>
 // CHECK: "stablehlo.rng_bit_generator"(%arg2) <{rng_algorithm = #stablehlo<rng_algorithm PHILOX>}>
 // CHECK: %4 = stablehlo.sine %arg2 {result_accuracy = #stablehlo.result_accuracy<ulps = 2, mode = #stablehlo.result_accuracy_mode<TOLERANCE>>} : tensor<4xf32>

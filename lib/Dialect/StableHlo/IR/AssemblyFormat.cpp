@@ -130,6 +130,35 @@ void mlir::stablehlo::printVariadicOperandWithAttribute(OpAsmPrinter &printer,
 }
 
 //===----------------------------------------------------------------------===//
+// CustomCallTarget, PairwiseOpType
+//===----------------------------------------------------------------------===//
+
+ParseResult mlir::stablehlo::parseCustomCallTarget(OpAsmParser &parser,
+                                                   StringAttr &target) {
+  return parser.parseSymbolName(target);
+}
+
+void mlir::stablehlo::printCustomCallTarget(OpAsmPrinter &printer,
+                                            Operation *, StringAttr target) {
+  printer.printSymbolName(target.getValue());
+}
+
+ParseResult
+mlir::stablehlo::parsePairwiseOpType(OpAsmParser &parser,
+                                     SmallVectorImpl<Type> &operands,
+                                     SmallVectorImpl<Type> &results) {
+  if (parser.parseTypeList(operands))
+    return failure();
+  results.assign(operands.begin(), operands.end());
+  return success();
+}
+
+void mlir::stablehlo::printPairwiseOpType(OpAsmPrinter &printer, Operation *,
+                                          TypeRange operands, TypeRange) {
+  llvm::interleaveComma(operands, printer);
+}
+
+//===----------------------------------------------------------------------===//
 // SliceRanges
 //===----------------------------------------------------------------------===//
 
@@ -489,3 +518,68 @@ ParseResult ReduceOp::parse(OpAsmParser &parser, OperationState &result) {
   return success();
 }
 
+
+//===----------------------------------------------------------------------===//
+// WhileOp
+//===----------------------------------------------------------------------===//
+
+// `stablehlo.while(%iterArg = %init, ...) : T, ... attributes {...}`, a
+// newline, then `cond { ... } do { ... }`. The names before `=` are the
+// block arguments of both regions.
+ParseResult WhileOp::parse(OpAsmParser &parser, OperationState &result) {
+  SMLoc loc = parser.getCurrentLocation();
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SmallVector<OpAsmParser::Argument> arguments;
+  if (parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Paren, [&]() -> ParseResult {
+            OpAsmParser::Argument argument;
+            OpAsmParser::UnresolvedOperand operand;
+            if (parser.parseArgument(argument) || parser.parseEqual() ||
+                parser.parseOperand(operand))
+              return failure();
+            arguments.push_back(argument);
+            operands.push_back(operand);
+            return success();
+          }))
+    return failure();
+  SmallVector<Type> types;
+  if (!operands.empty() && (parser.parseColon() || parser.parseTypeList(types)))
+    return failure();
+  if (types.size() != operands.size())
+    return parser.emitError(loc)
+           << "expected " << operands.size() << " types, got "
+           << types.size();
+  for (auto [argument, type] : llvm::zip_equal(arguments, types))
+    argument.type = type;
+  result.addTypes(types);
+  if (parser.resolveOperands(operands, types, loc, result.operands) ||
+      parser.parseOptionalAttrDictWithKeyword(result.attributes) ||
+      parser.parseKeyword("cond") ||
+      parser.parseRegion(*result.addRegion(), arguments) ||
+      parser.parseKeyword("do") ||
+      parser.parseRegion(*result.addRegion(), arguments))
+    return failure();
+  return success();
+}
+
+void WhileOp::print(OpAsmPrinter &printer) {
+  printer << '(';
+  llvm::interleaveComma(
+      llvm::zip(getBody().front().getArguments(), getOperands()), printer,
+      [&](auto pair) {
+        printer.printOperand(std::get<0>(pair));
+        printer << " = ";
+        printer.printOperand(std::get<1>(pair));
+      });
+  printer << ')';
+  if (getNumOperands() != 0) {
+    printer << " : ";
+    llvm::interleaveComma(getOperandTypes(), printer);
+  }
+  printer.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+  printer.printNewline();
+  printer << "cond ";
+  printer.printRegion(getCond(), /*printEntryBlockArgs=*/false);
+  printer << " do ";
+  printer.printRegion(getBody(), /*printEntryBlockArgs=*/false);
+}

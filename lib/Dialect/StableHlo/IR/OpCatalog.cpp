@@ -124,10 +124,8 @@ constexpr OpInfo kUnmodelledOpInfos[] = {
     entry("stablehlo.composite", None),
     entry("stablehlo.compute_reshape_shape", Pure),
     entry("stablehlo.convolution", Pure),
-    entry("stablehlo.create_token", Pure),
     entry("stablehlo.cross-replica-sum", Collective),
     entry("stablehlo.cstr_reshapable", Pure),
-    entry("stablehlo.custom_call", None),
     entry("stablehlo.dot", Pure),
     entry("stablehlo.dynamic_broadcast_in_dim", Pure | Cheap),
     entry("stablehlo.dynamic_conv", Pure),
@@ -146,7 +144,6 @@ constexpr OpInfo kUnmodelledOpInfos[] = {
     entry("stablehlo.imag", Pure | Elementwise),
     entry("stablehlo.infeed", None),
     entry("stablehlo.map", Pure | Elementwise | Regions),
-    entry("stablehlo.optimization_barrier", Pure),
     entry("stablehlo.outfeed", None),
     entry("stablehlo.pad", Pure),
     entry("stablehlo.partition_id", Pure),
@@ -172,13 +169,14 @@ constexpr OpInfo kUnmodelledOpInfos[] = {
     entry("stablehlo.unary_einsum", Pure),
     entry("stablehlo.uniform_dequantize", Pure | Elementwise),
     entry("stablehlo.uniform_quantize", Pure | Elementwise),
-    entry("stablehlo.while", Pure | Regions),
 };
 
 /// The entry of a modelled op, from its traits. ODS's `Pure` is
 /// AlwaysSpeculatable plus NoMemoryEffect, and no op here is speculatable
-/// with effects (OpCatalogTest checks it); ops with regions (reduce) are
-/// pure by themselves when their effects are those of their bodies.
+/// with effects (OpCatalogTest checks it); ops with regions (reduce, while)
+/// are pure by themselves when their effects are those of their bodies.
+/// custom_call has neither trait: its effects depend on `has_side_effect`
+/// (isPure below), so its entry is impure.
 template <typename OpT>
 OpInfo getModelledOpInfo() {
   return OpInfo{

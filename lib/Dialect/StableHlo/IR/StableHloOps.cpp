@@ -485,3 +485,113 @@ LogicalResult SliceOp::verify() {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// CustomCallOp
+//===----------------------------------------------------------------------===//
+
+void CustomCallOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Every effect unless the op says it has none (upstream's definition).
+  std::optional<bool> hasSideEffect = getHasSideEffect();
+  if (hasSideEffect && !*hasSideEffect)
+    return;
+  effects.emplace_back(MemoryEffects::Allocate::get());
+  effects.emplace_back(MemoryEffects::Free::get());
+  effects.emplace_back(MemoryEffects::Write::get());
+  effects.emplace_back(MemoryEffects::Read::get());
+}
+
+LogicalResult CustomCallOp::verify() {
+  if (getCallTargetName().empty())
+    return emitOpError("requires a non-empty call_target_name");
+  // API_VERSION_UNSPECIFIED (0) to API_VERSION_TYPED_FFI (4).
+  std::optional<int32_t> version = getApiVersion();
+  if (version && (*version < 0 || *version > 4))
+    return emitOpError() << "api_version " << *version
+                         << " is not a known custom call API version (0-4)";
+  if (Attribute config = getBackendConfigAttr();
+      config && isa<DictionaryAttr>(config) && version.value_or(1) != 4)
+    return emitOpError() << "takes a dictionary backend_config only with "
+                            "api_version = 4 (typed FFI)";
+  if (ArrayAttr callees = getCalledComputationsAttr())
+    for (Attribute callee : callees)
+      if (!isa<FlatSymbolRefAttr>(callee))
+        return emitOpError() << "called_computations must hold symbol "
+                                "references, got "
+                             << callee;
+  auto checkLayouts = [&](ArrayAttr layouts, size_t count,
+                          StringRef what) -> LogicalResult {
+    if (layouts && layouts.size() != count)
+      return emitOpError() << "has " << layouts.size() << " " << what
+                           << "_layouts for " << count << " " << what << "s";
+    return success();
+  };
+  if (failed(checkLayouts(getOperandLayoutsAttr(), getNumOperands(),
+                          "operand")) ||
+      failed(checkLayouts(getResultLayoutsAttr(), getNumResults(), "result")))
+    return failure();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WhileOp
+//===----------------------------------------------------------------------===//
+
+void WhileOp::getAsmBlockArgumentNames(Region &region,
+                                       OpAsmSetValueNameFn setNameFn) {
+  for (BlockArgument argument : region.getArguments())
+    setNameFn(argument, "iterArg");
+}
+
+LogicalResult WhileOp::verify() {
+  TypeRange operandTypes = getOperandTypes();
+  if (getResultTypes() != operandTypes)
+    return emitOpError() << "requires the results to have the operand types";
+  for (Region *region : {&getCond(), &getBody()}) {
+    StringRef name = region == &getCond() ? "cond" : "body";
+    Block &block = region->front();
+    if (block.getArgumentTypes() != operandTypes)
+      return emitOpError() << "requires the " << name
+                           << " region to take the operand types as "
+                              "arguments, but it takes "
+                           << block.getNumArguments() << " arguments";
+    Operation *terminator = block.empty() ? nullptr : &block.back();
+    if (!terminator || !isa<ReturnOp>(terminator))
+      return emitOpError() << "requires the " << name
+                           << " region to end in stablehlo.return";
+    TypeRange returned = terminator->getOperandTypes();
+    if (region == &getCond()) {
+      auto type = returned.size() == 1
+                      ? dyn_cast<RankedTensorType>(returned.front())
+                      : RankedTensorType();
+      if (!type || type.getRank() != 0 ||
+          !type.getElementType().isInteger(1))
+        return emitOpError() << "requires the cond region to return a single "
+                                "tensor<i1>";
+    } else if (returned != operandTypes) {
+      return emitOpError() << "requires the body region to return the "
+                              "operand types";
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// OptimizationBarrierOp, CreateTokenOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OptimizationBarrierOp::verify() {
+  if (getOperandTypes() != getResultTypes())
+    return emitOpError() << "requires the results to have the operand types";
+  return success();
+}
+
+LogicalResult CreateTokenOp::verify() {
+  auto type = dyn_cast<stablehlo::OpaqueType>(getType());
+  if (!type || type.getSpec() != "token")
+    return emitOpError() << "requires a !stablehlo.token result, but got "
+                         << getType();
+  return success();
+}

@@ -77,6 +77,19 @@ void printPrecisionConfigAndAlgorithm(OpAsmPrinter &printer, Operation *op,
                                       ArrayAttr precisions,
                                       DotAlgorithmAttr algorithm);
 
+/// custom_call: the target as a symbol name, `@foo` or `@"a name"`.
+ParseResult parseCustomCallTarget(OpAsmParser &parser, StringAttr &target);
+void printCustomCallTarget(OpAsmPrinter &printer, Operation *op,
+                           StringAttr target);
+
+/// optimization_barrier: `T0, T1`, the operand types, which the results
+/// share.
+ParseResult parsePairwiseOpType(OpAsmParser &parser,
+                                SmallVectorImpl<Type> &operands,
+                                SmallVectorImpl<Type> &results);
+void printPairwiseOpType(OpAsmPrinter &printer, Operation *op,
+                         TypeRange operands, TypeRange results);
+
 } // namespace mlir::stablehlo
 
 #endif // MPMD_DIALECT_STABLEHLO_IR_ASSEMBLYFORMAT_H

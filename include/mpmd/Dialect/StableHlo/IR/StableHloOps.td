@@ -398,4 +398,82 @@ def StableHlo_ReturnOp
   let assemblyFormat = "$results attr-dict (`:` type($results)^)?";
 }
 
+//===----------------------------------------------------------------------===//
+// Ops with effects, regions or tokens
+//===----------------------------------------------------------------------===//
+
+// Every property upstream defines, each optional and printed whenever it is
+// present (JAX writes the defaults, e.g. `has_side_effect = false`, and the
+// pretty form must keep them: purity depends on that flag).
+def StableHlo_CustomCallOp : StableHlo_Op<"custom_call",
+    [DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "Calls a target the compiler does not see into";
+  let description = [{
+    `stablehlo.custom_call @target(%a, %b) {has_side_effect = true,
+    backend_config = "..."} : (T0, T1) -> R`. The op has every effect unless
+    it carries `has_side_effect = false`, as upstream defines.
+  }];
+  let arguments = (ins
+    Variadic<AnyType>:$inputs,
+    StrAttr:$call_target_name,
+    OptionalAttr<BoolAttr>:$has_side_effect,
+    OptionalAttr<AnyAttrOf<[StrAttr, DictionaryAttr]>>:$backend_config,
+    OptionalAttr<I32Attr>:$api_version,
+    OptionalAttr<ArrayAttr>:$called_computations,
+    OptionalAttr<ArrayAttr>:$operand_layouts,
+    OptionalAttr<ArrayAttr>:$result_layouts,
+    OptionalAttr<ArrayAttr>:$output_operand_aliases);
+  let results = (outs Variadic<AnyType>);
+  let assemblyFormat = [{
+    custom<CustomCallTarget>($call_target_name) `(` $inputs `)`
+      attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def StableHlo_WhileOp : StableHlo_Op<"while", [RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<OpAsmOpInterface,
+                              ["getAsmBlockArgumentNames"]>]> {
+  let summary = "Loops while the cond region returns true";
+  let description = [{
+    ```mlir
+    %r:2 = stablehlo.while(%iterArg = %a, %iterArg_0 = %b) : tensor<i32>, T
+    cond {
+      ...
+      stablehlo.return %p : tensor<i1>
+    } do {
+      ...
+      stablehlo.return %x, %y : tensor<i32>, T
+    }
+    ```
+    Both regions take the carried values; results have the operand types.
+    Written in C++ because the block arguments are named in the operand list.
+  }];
+  let arguments = (ins Variadic<AnyType>:$operand);
+  let results = (outs Variadic<AnyType>);
+  let regions = (region SizedRegion<1>:$cond, SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def StableHlo_OptimizationBarrierOp
+    : StableHlo_Op<"optimization_barrier", [Pure]> {
+  let summary = "Keeps the compiler from moving work across it";
+  let description = [{
+    `stablehlo.optimization_barrier %a, %t : tensor<4xf32>, !stablehlo.token`
+    (results have the operand types), `stablehlo.optimization_barrier()`
+    without operands.
+  }];
+  let arguments = (ins Variadic<AnyType>:$operand);
+  let results = (outs Variadic<AnyType>:$result);
+  let assemblyFormat = [{
+    attr-dict ($operand^ `:` custom<PairwiseOpType>(type($operand),
+                                                    type($result))):(`(` `)`)?
+  }];
+}
+
+def StableHlo_CreateTokenOp : StableHlo_Op<"create_token", [Pure]> {
+  let summary = "Creates a token to order side effects";
+  let results = (outs AnyType:$output);
+  let assemblyFormat = "attr-dict `:` type(results)";
+}
+
 #endif // MPMD_DIALECT_STABLEHLO_IR_STABLEHLOOPS_TD
