@@ -134,6 +134,27 @@ TEST(OpCatalogTest, LookupByName) {
   ASSERT_NE(broadcastAdd, nullptr);
   EXPECT_FALSE(broadcastAdd->isElementwise);
 
+  // Modelled ops keep the flags they had as carried-along ops: custom_call
+  // impure (isPure(Operation *) looks at has_side_effect), while pure with
+  // regions, optimization_barrier and create_token pure.
+  struct Expected {
+    llvm::StringLiteral name;
+    bool isPure, hasRegions;
+  } expected[] = {{"stablehlo.custom_call", false, false},
+                  {"stablehlo.while", true, true},
+                  {"stablehlo.optimization_barrier", true, false},
+                  {"stablehlo.create_token", true, false}};
+  for (const Expected &e : expected) {
+    const OpInfo *info = lookupOpInfo(e.name);
+    ASSERT_NE(info, nullptr) << e.name.str();
+    EXPECT_EQ(info->isPure, e.isPure) << e.name.str();
+    EXPECT_EQ(info->hasRegions, e.hasRegions) << e.name.str();
+    EXPECT_FALSE(info->isElementwise || info->isConstantLike ||
+                 info->isCheapToClone || info->isCommutative ||
+                 info->isCollective)
+        << e.name.str();
+  }
+
   EXPECT_EQ(lookupOpInfo("stablehlo.no_such_op"), nullptr);
   EXPECT_EQ(lookupOpInfo("mhlo.add"), nullptr);
   EXPECT_EQ(lookupOpInfo("add"), nullptr);

@@ -13,17 +13,17 @@
 // CHECK-LABEL: func.func @checkpointed
 // CHECK: %[[R:.*]] = mpmd.unassign %arg0
 // CHECK: %[[G:.*]] = mpmd.unassign %{{.*}} : (!mpmd.mesh_tensor<"m2"
-// CHECK-NEXT: %[[B0:.*]] = "stablehlo.optimization_barrier"(%[[R]]) : (tensor<4xf32>) -> tensor<4xf32>
-// CHECK-NEXT: %[[B1:.*]] = "stablehlo.optimization_barrier"(%[[G]]) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[B0:.*]] = stablehlo.optimization_barrier %[[R]] : tensor<4xf32>
+// CHECK-NEXT: %[[B1:.*]] = stablehlo.optimization_barrier %[[G]] : tensor<4xf32>
 // CHECK-NEXT: mpmd.assign %[[B0]]
 // CHECK-NEXT: mpmd.assign %[[B1]]
-// CHECK: "stablehlo.optimization_barrier"(%{{.*}}, %{{.*}}) : (tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+// CHECK: stablehlo.optimization_barrier %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>
 
 // INFER-LABEL: func.func @checkpointed
 // INFER: %[[CT:.*]] = mpmd.fragment<mesh="m2", origin=["g"]>
 // INFER: %[[MOVED:.*]] = mpmd.transfer %[[CT]] : (!mpmd.mesh_tensor<"m2", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
 // INFER-NEXT: mpmd.fragment<mesh="m1", origin=[]> (%[[MOVED]])
-// INFER-NEXT: "stablehlo.optimization_barrier"
+// INFER-NEXT: stablehlo.optimization_barrier
 // INFER-NOT: mpmd.fragment<mesh="m2", origin=[]>
 func.func @checkpointed(%arg0: !m1) -> !m1
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
