@@ -45,7 +45,8 @@ func.func @verbatim(%arg0: tensor<8xf32>) -> tensor<8xf32> attributes {
     b = #sdy.mesh<"x"=2>,
     c = #sdy.manual_axes<{"x"}>,
     d = #sdy<some  "verbatim"  text>} {
-  // CHECK: "sdy.sharding_constraint"(%arg0) <{sharding = #sdy.sharding<@mesh, [{"x"}]>}> : (tensor<8xf32>) -> tensor<8xf32>
+  // The generic form parses into the modelled op, which prints pretty.
+  // CHECK: sdy.sharding_constraint %arg0 <@mesh, [{"x"}]> : tensor<8xf32>
   %0 = "sdy.sharding_constraint"(%arg0) <{sharding = #sdy.sharding<@mesh, [{"x"}]>}> : (tensor<8xf32>) -> tensor<8xf32>
   func.return %0 : tensor<8xf32>
 }

@@ -435,6 +435,27 @@ void TensorShardingPerValueAttr::print(AsmPrinter &printer) const {
   printer << "]>";
 }
 
+Attribute ManualAxesAttr::parse(AsmParser &parser, Type) {
+  SmallVector<StringAttr> axes;
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Braces, [&] {
+        std::string name;
+        if (parser.parseString(&name))
+          return failure();
+        axes.push_back(StringAttr::get(parser.getContext(), name));
+        return success();
+      }))
+    return {};
+  return get(parser.getContext(), axes);
+}
+
+void ManualAxesAttr::print(AsmPrinter &printer) const {
+  printer << "{";
+  llvm::interleaveComma(getValue(), printer, [&](StringAttr axis) {
+    printer.printString(axis.getValue());
+  });
+  printer << "}";
+}
+
 Attribute VerbatimAttr::parse(AsmParser &parser, Type) {
   parser.emitError(parser.getCurrentLocation())
       << "sdy verbatim attributes are created by the dialect parser only";
@@ -465,13 +486,18 @@ bool isModelledForm(StringRef spec) {
     return body.starts_with("@") || body.starts_with("mesh<");
   return false;
 }
+
+/// `manual_axes{"a", "b"}`, the bracketed form `#sdy<manual_axes{...}>`.
+bool isManualAxesForm(StringRef spec) {
+  return spec.consume_front("manual_axes") && spec.ltrim().starts_with("{");
+}
 } // namespace
 
 
 Attribute SdyDialect::parseAttribute(DialectAsmParser &parser,
                                      Type type) const {
   StringRef spec = parser.getFullSymbolSpec();
-  if (isModelledForm(spec)) {
+  if (isModelledForm(spec) || isManualAxesForm(spec)) {
     StringRef mnemonic;
     Attribute attr;
     OptionalParseResult result =

@@ -3,7 +3,8 @@
 // Attribute parsing dispatches on the text: forms this subset models (mesh,
 // sharding, sharding_per_value) are parsed structurally; anything else of
 // `sdy` becomes a VerbatimAttr holding its text, so that it prints back
-// byte-identical. Unknown `sdy` ops are allowed and stay generic.
+// byte-identical. Unknown `sdy` ops are allowed and stay generic; the
+// modelled ones are in SdyOps.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,9 +20,6 @@ using namespace mlir;
 using namespace mlir::sdy;
 
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.cpp.inc"
-
-#define GET_OP_CLASSES
-#include "mpmd/Dialect/Sdy/IR/SdyOps.cpp.inc"
 
 void SdyDialect::initialize() {
   registerAttributes();

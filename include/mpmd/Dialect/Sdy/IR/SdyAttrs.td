@@ -96,6 +96,14 @@ def Sdy_TensorShardingPerValue
     OptionalArrayRefParameter<"TensorShardingAttr", "shardings">:$shardings);
 }
 
+// The axes a manual_computation makes manual: `{"a", "b"}`, in generic form
+// `#sdy<manual_axes{"a", "b"}>`.
+def Sdy_ManualAxes : Sdy_Attr<"ManualAxes", "manual_axes"> {
+  let summary = "Mesh axes that are manual in a manual_computation";
+  let parameters = (ins
+    OptionalArrayRefParameter<"::mlir::StringAttr", "axis names">:$value);
+}
+
 // Any `sdy` attribute that this subset does not model, kept as its text.
 def Sdy_Verbatim : Sdy_Attr<"Verbatim", "verbatim"> {
   let summary = "An sdy attribute not modelled here, printed back verbatim";
