@@ -433,8 +433,58 @@ FragmentCallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // TransferOp, AssignOp, UnassignOp
 //===----------------------------------------------------------------------===//
 
+/// The memory kinds that are not device memory.
+static bool isHostMemoryKind(Attribute kind) {
+  auto string = dyn_cast_or_null<StringAttr>(kind);
+  return string && (string.getValue() == "pinned_host" ||
+                    string.getValue() == "unpinned_host");
+}
+
+static constexpr StringLiteral kMemoryKindAttrName = "mhlo.memory_kind";
+
+/// The `mhlo.memory_kind` attribute of the function argument or fragment
+/// result `value` is, if any.
+static Attribute getMemoryKindAttr(Value value) {
+  if (auto argument = dyn_cast<BlockArgument>(value)) {
+    auto func = dyn_cast_or_null<func::FuncOp>(argument.getOwner()->getParentOp());
+    if (!func || argument.getOwner() != &func.getBody().front())
+      return {};
+    return func.getArgAttr(argument.getArgNumber(), kMemoryKindAttrName);
+  }
+  auto fragment = value.getDefiningOp<FragmentOp>();
+  if (!fragment)
+    return {};
+  auto resAttrs = fragment->getAttrOfType<ArrayAttr>("res_attrs");
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  if (!resAttrs || index >= resAttrs.size())
+    return {};
+  auto dict = dyn_cast<DictionaryAttr>(resAttrs[index]);
+  return dict ? dict.get(kMemoryKindAttrName) : Attribute();
+}
+
+/// `type` in pinned host memory, as text (for diagnostics, unquoted).
+static std::string hostTypeText(MeshTensorType type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << MeshTensorType::get(type.getContext(), type.getMeshName(),
+                            type.getGlobalTensorType(), type.getSharding(),
+                            StringAttr::get(type.getContext(), "pinned_host"));
+  return text;
+}
+
 LogicalResult TransferOp::verify() {
   MeshTensorType from = getTensor().getType(), to = getResult().getType();
+  if (isHostMemoryKind(getMemoryKindAttr(getTensor())))
+    return emitOpError() << "not supported yet: moving a value whose host "
+                            "memory kind is an 'mhlo.memory_kind' "
+                            "attribute; give the memory kind in the type, "
+                            "e.g. "
+                         << hostTypeText(from);
+  if (isHostMemoryKind((*this)->getAttr(kMemoryKindAttrName)))
+    return emitOpError() << "not supported yet: a host memory kind as an "
+                            "'mhlo.memory_kind' attribute of the transfer; "
+                            "give it in the result type, e.g. "
+                         << hostTypeText(to);
   if (from.getGlobalTensorType() != to.getGlobalTensorType())
     return emitOpError() << "must keep the global type, but transfers "
                          << from.getGlobalTensorType() << " to "
@@ -489,6 +539,37 @@ OpFoldResult UnassignOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 // CallOp
 //===----------------------------------------------------------------------===//
+
+LogicalResult CallOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  if (!isa_and_nonnull<func::FuncOp, ForOp>(parent))
+    return emitOpError() << "calling @" << getCallee()
+                         << " must be directly inside a func.func or "
+                            "mpmd.for, but is inside "
+                         << (parent ? parent->getName().getStringRef()
+                                    : StringRef("nothing"));
+  auto func = (*this)->getParentOfType<func::FuncOp>();
+  if (func && func->hasAttr(MpmdDialect::kTopologyAttrName) &&
+      func.isPrivate())
+    return emitOpError() << "calls @" << getCallee() << " from @"
+                         << func.getSymName()
+                         << ", a private function with a topology; only "
+                            "entry (public) functions may call";
+  if (Attribute counter = (*this)->getAttr(MpmdDialect::kCallCounterAttrName)) {
+    auto intAttr = dyn_cast<IntegerAttr>(counter);
+    if (!intAttr || !intAttr.getType().isUnsignedInteger(32)) {
+      InFlightDiagnostic diag =
+          emitOpError() << "call_counter must be a ui32 integer, e.g. "
+                           "{call_counter = 0 : ui32}, got ";
+      if (auto typed = dyn_cast<TypedAttr>(counter))
+        diag << typed.getType();
+      else
+        diag << counter;
+      return diag;
+    }
+  }
+  return success();
+}
 
 LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto callee =

@@ -140,6 +140,14 @@ def Mpmd_FragmentCallOp : Mpmd_Op<"fragment_call", [
 
 def Mpmd_TransferOp : Mpmd_Op<"transfer", [Pure]> {
   let summary = "Moves a tensor to another mesh (or reshards it within one)";
+  let description = [{
+    `%1 = mpmd.transfer %0 : (!mpmd.mesh_tensor<"m1", T>) ->
+    !mpmd.mesh_tensor<"m2", T>`. Memory kinds are part of the types: a
+    transfer may move a tensor between memory kinds, on one mesh or across
+    meshes. A memory kind given as an `mhlo.memory_kind` attribute instead (on
+    the transfer, or on the function argument or fragment result it moves)
+    is rejected when it names host memory.
+  }];
   let arguments = (ins Mpmd_MeshTensorType:$tensor);
   let results = (outs Mpmd_MeshTensorType:$result);
   let assemblyFormat = "attr-dict $tensor `:` functional-type(operands, results)";
@@ -186,11 +194,18 @@ def Mpmd_UnassignOp : Mpmd_Op<"unassign", [Pure]> {
 def Mpmd_CallOp : Mpmd_Op<"call", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "Calls a function, e.g. a loop body, that may be called many times";
+  let description = [{
+    `%r = mpmd.call @body(%x) {call_counter = 0 : ui32} : (T) -> T`. The call
+    sits directly in a func.func or an mpmd.for; within mpmd functions (those
+    with a topology) only the public entry function may call. An optional
+    `call_counter` (ui32) numbers the calls of one body.
+  }];
   let arguments = (ins Variadic<AnyType>:$tensors, FlatSymbolRefAttr:$callee);
   let results = (outs Variadic<AnyType>:$results);
   let assemblyFormat = [{
     $callee `(` $tensors `)` attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
 }
 
 def Mpmd_ForOp : Mpmd_Op<"for", [
