@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Pipeline schedules side by side on a microbatched transformer.
 
-For each built-in schedule (gpipe, 1f1b, interleaved-1f1b, zero-bubble-h1)
-the script lowers `models.transformer_microbatched_step` (m microbatches,
+For each built-in schedule (gpipe, 1f1b, interleaved-1f1b, zero-bubble-h1),
+and with `--schedules all` each of Shardy:MPMD's registry schedules that
+trains this step (mpmd.pipeline_registry: ONE_FWD_ONE_BWD, GPIPE,
+GPIPE_BUT_1F1B_FOR_LAST_MESH, ZERO_BUBBLE_H1, ZERO_BUBBLE_H2_* and CIRCULAR
+on the interleaved assignment), the script lowers `models.transformer_microbatched_step` (m microbatches,
 one `mpmd.fori_loop` iteration each) over 4 meshes of 2 CPU devices,
 compiles it, checks once that the result equals `jax.jit` of the same step
 (rtol 1e-5), and reports (one row per schedule):
@@ -73,6 +76,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "examples"))
 import models  # noqa: E402
 
+from mpmd import pipeline_registry  # noqa: E402
 from mpmd.config import make_config  # noqa: E402
 from mpmd.runtime.executor import sharding_for  # noqa: E402
 from mpmd.runtime.plan import CallStep, ExecutionPlan  # noqa: E402
@@ -81,7 +85,19 @@ from mpmd.stages import jit as mpmd_jit  # noqa: E402
 
 MESHES = ["m1", "m2", "m3", "m4"]
 SCHEDULES = ["gpipe", "1f1b", "interleaved-1f1b", "zero-bubble-h1"]
+# Shardy:MPMD's registry schedules (mpmd.pipeline_registry) that train the
+# microbatched step as written: CIRCULAR_WITH_REVERSED_BACKWARD needs the
+# gradients accumulated last microbatch first, and
+# PARALLEL_PIPELINES_WITH_WRAP_AROUND forward-only programs.
+REGISTRY = ["ONE_FWD_ONE_BWD", "GPIPE", "GPIPE_BUT_1F1B_FOR_LAST_MESH",
+            "ZERO_BUBBLE_H1", "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
+            "ZERO_BUBBLE_H2_HALF_TX_LATENCY", "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
+            "CIRCULAR"]
 INTERLEAVED_BLOCKS = 8
+# Schedules with several stages per mesh, and with split backwards.
+_INTERLEAVED = ("interleaved-1f1b", "CIRCULAR")
+_SPLIT = ("zero-bubble-h1", "ZERO_BUBBLE_H1", "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
+          "ZERO_BUBBLE_H2_HALF_TX_LATENCY", "ZERO_BUBBLE_H2_FULL_TX_LATENCY")
 
 
 def four_meshes() -> dict[str, jax.sharding.Mesh]:
@@ -91,18 +107,21 @@ def four_meshes() -> dict[str, jax.sharding.Mesh]:
 
 
 def unit_costs(schedule: str) -> Costs:
-    if schedule == "zero-bubble-h1":
+    if schedule in _SPLIT:
         return Costs(forward=1, backward=1, weight_gradient=1)
     return Costs(forward=1, backward=2, weight_gradient=1)
 
 
-def closed_form(schedule: str, p: int, m: int, v: int) -> float:
-    """docs/architecture.md#optimize: the bubble of p equal stages (v per mesh)."""
-    if schedule == "interleaved-1f1b":
+def closed_form(schedule: str, p: int, m: int, v: int) -> float | None:
+    """docs/architecture.md#optimize: the bubble of p equal stages (v per
+    mesh); None for schedules without a closed form here."""
+    if schedule in ("interleaved-1f1b", "CIRCULAR"):
         return (p - 1) / (v * m + p - 1)
-    if schedule == "zero-bubble-h1":
+    if schedule in ("zero-bubble-h1", "ZERO_BUBBLE_H1"):
         return (p - 1) / (3 * m + p - 1)  # F = B = W, every backward split
-    return (p - 1) / (m + p - 1)
+    if schedule in ("gpipe", "1f1b", "GPIPE", "ONE_FWD_ONE_BWD"):
+        return (p - 1) / (m + p - 1)
+    return None
 
 
 def blocks_only(costs: Costs, skip=("embed", "head")):
@@ -225,13 +244,16 @@ def peak_live(plan: ExecutionPlan, executor) -> dict[str, tuple[int, int]]:
 # ---------------------------------------------------------------- one schedule
 
 def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
-    interleaved = schedule == "interleaved-1f1b"
+    interleaved = schedule in _INTERLEAVED
     num_blocks = INTERLEAVED_BLOCKS if interleaved else args.blocks
     assignment = (models.interleaved_assignment(num_blocks, MESHES)
                   if interleaved else
                   models.transformer_assignment(num_blocks, MESHES))
+    chosen = (pipeline_registry.get_pipeline_schedule(schedule)
+              if schedule in pipeline_registry.PIPELINE_SCHEDULES
+              else schedule)
     config = make_config(four_meshes(), assignment,
-                         partitioning_options={"pipeline_schedule": schedule})
+                         partitioning_options={"pipeline_schedule": chosen})
     params, tokens, targets = data(args, num_blocks)
 
     start = time.perf_counter()
@@ -261,7 +283,7 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
     unit = simulate(plan, costs)
     blocks = simulate(plan, blocks_only(costs))
     fair = None
-    if schedule == "zero-bubble-h1":
+    if schedule in _SPLIT:
         fair = (simulate(plan, unsplit_as_whole(plan, costs.of)),
                 simulate(plan, unsplit_as_whole(plan, blocks_only(costs))))
     backwards = [st for st in plan.calls() if st.kind == "B"]
@@ -299,8 +321,7 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
         "fair": fair,
         "split": (len(weights), len(backwards)),
         "serial_us": serial_us,
-        "unit_costs": "F1 B1 W1" if schedule == "zero-bubble-h1"
-                      else "F1 B2 W1",
+        "unit_costs": "F1 B1 W1" if schedule in _SPLIT else "F1 B2 W1",
         "traced": traced,
         "traced_us": best_trace.total_us,
         "transfer_us": transfer_us,
@@ -327,7 +348,9 @@ def main() -> None:
                         help="timed calls per route (the minimum is kept)")
     parser.add_argument("--traces", type=int, default=3,
                         help="traced runs per schedule (the fastest is kept)")
-    parser.add_argument("--schedules", default=",".join(SCHEDULES))
+    parser.add_argument("--schedules", default=",".join(SCHEDULES),
+                        help="comma-separated built-in names and/or "
+                             "Shardy registry names; 'all' for every one")
     parser.add_argument("--show-orders", action="store_true",
                         help="print each schedule's per-mesh order")
     args = parser.parse_args()
@@ -340,7 +363,9 @@ def main() -> None:
           f"4 meshes x 2 CPU devices")
     total = time.perf_counter()
     results = []
-    for schedule in args.schedules.split(","):
+    names = (SCHEDULES + REGISTRY if args.schedules == "all"
+             else args.schedules.split(","))
+    for schedule in names:
         result = run_schedule(schedule, args)
         results.append(result)
         print(f"  {schedule}: lower {result['lower_s']:.1f} s, compile "
@@ -355,7 +380,7 @@ def main() -> None:
         jit_s[r["blocks"]] = min(jit_s.get(r["blocks"], float("inf")),
                                  r["jit_s"])
     print()
-    header = (f"{'schedule':<17} {'blocks':<10} {'unit':<8} {'closed':>6} "
+    header = (f"{'schedule':<31} {'blocks':<10} {'unit':<8} {'closed':>6} "
               f"{'sim':>6} {'sim-bl':>6} {'traced':>6} {'sim ms':>7} "
               f"{'serial':>7} {'step ms':>8}")
     print(header)
@@ -363,14 +388,15 @@ def main() -> None:
     for r in results:
         blocks = f"{r['blocks']}" + (" interl." if "interleaved"
                                      in r["assignment"] else "")
-        print(f"{r['schedule']:<17} {blocks:<10} {r['unit_costs']:<8} "
-              f"{r['closed']:>6.3f} {r['unit'].bubble_fraction:>6.3f} "
+        closed = "-" if r["closed"] is None else f"{r['closed']:.3f}"
+        print(f"{r['schedule']:<31} {blocks:<10} {r['unit_costs']:<8} "
+              f"{closed:>6} {r['unit'].bubble_fraction:>6.3f} "
               f"{r['blocks_only'].bubble_fraction:>6.3f} "
               f"{r['traced'].bubble_fraction:>6.3f} "
               f"{r['traced'].step_time / 1000:>7.2f} "
               f"{r['serial_us'] / 1000:>7.2f} {r['step_s'] * 1000:>8.2f}")
     for blocks, seconds in sorted(jit_s.items()):
-        print(f"{f'jax.jit, 1 CPU device ({blocks} blocks)':<73} "
+        print(f"{f'jax.jit, 1 CPU device ({blocks} blocks)':<87} "
               f"{seconds * 1000:>8.2f}")
     print()
     print("  closed: docs/architecture.md#optimize for p = 4 equal stages (v = 2 for "
@@ -395,14 +421,14 @@ def main() -> None:
     print()
     print("peak live buffers per mesh: arrays / KiB per device alive at once "
           "(the executor's env over the plan)")
-    header = f"{'schedule':<17} " + " ".join(f"{m:>13}" for m in MESHES)
+    header = f"{'schedule':<31} " + " ".join(f"{m:>13}" for m in MESHES)
     print(header)
     print("-" * len(header))
     for r in results:
         cells = " ".join(
             f"{f'{c} / {b / 1024:.0f}':>13}"
             for c, b in (r["peak"][m] for m in MESHES))
-        print(f"{r['schedule']:<17} {cells}")
+        print(f"{r['schedule']:<31} {cells}")
     print(f"total {time.perf_counter() - total:.0f} s")
 
 

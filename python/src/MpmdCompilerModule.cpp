@@ -11,6 +11,7 @@
 
 #include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 #include "mpmd/InitAll.h"
+#include "mpmd/Support/ParserGuards.h"
 #include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Common/ModuleUtils.h"
 #include "mpmd/Transforms/Common/OptionParsers.h"
@@ -146,6 +147,13 @@ private:
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(mlir::MLIRContext &context,
                                               llvm::StringRef text,
                                               llvm::StringRef sourceName) {
+  if (mlir::mpmd::ParserHazard hazard = mlir::mpmd::findParserHazard(text)) {
+    auto [line, column] = hazard.lineAndColumn(text);
+    mlir::emitError(mlir::FileLineColLoc::get(&context, sourceName, line,
+                                              column))
+        << hazard.message;
+    return nullptr;
+  }
   mlir::ParserConfig config(&context, /*verifyAfterParse=*/false);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, config, sourceName);

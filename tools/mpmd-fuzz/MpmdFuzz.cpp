@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/InitAll.h"
+#include "mpmd/Support/ParserGuards.h"
 #include "mpmd/Transforms/Common/OptionParsers.h"
 #include "mpmd/Transforms/Export/Passes.h"
 
@@ -1528,8 +1529,11 @@ Outcome runInput(mlir::MLIRContext &context, const Corpus &corpus,
   {
     mySlot->stage = kParse;
     mlir::ParserConfig config(&context, /*verifyAfterParse=*/false);
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        mlir::parseSourceString<mlir::ModuleOp>(in.text, config, "input");
+    // What MLIR's parser would crash on, every entry point rejects first
+    // (mpmd/Support/ParserGuards.h).
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    if (!mlir::mpmd::findParserHazard(in.text))
+      module = mlir::parseSourceString<mlir::ModuleOp>(in.text, config, "input");
     if (!module) {
       outcome = kParseError;
     } else if (mySlot->stage = kVerify, mlir::failed(mlir::verify(*module))) {

@@ -6,6 +6,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::mpmd;
 
@@ -103,4 +105,62 @@ GreedyRewriteConfig mlir::mpmd::canonicalizeWithoutRegionSimplify() {
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   return config;
+}
+
+LogicalResult mlir::mpmd::checkNoRecursion(ArrayRef<func::FuncOp> roots,
+                                           SymbolTableCollection &symbols) {
+  // Depth-first over the call graph; a call to a function on the stack
+  // closes a cycle.
+  llvm::DenseMap<Operation *, int> state; // 1: on the stack, 2: done
+  std::function<LogicalResult(func::FuncOp)> visit =
+      [&](func::FuncOp func) -> LogicalResult {
+    state[func] = 1;
+    WalkResult walk = func.walk([&](Operation *op) {
+      FlatSymbolRefAttr callee;
+      if (auto call = dyn_cast<func::CallOp>(op))
+        callee = call.getCalleeAttr();
+      else if (auto call = dyn_cast<CallOp>(op))
+        callee = call.getCalleeAttr();
+      if (!callee)
+        return WalkResult::advance();
+      auto target = symbols.lookupNearestSymbolFrom<func::FuncOp>(op, callee);
+      if (!target || target.isExternal())
+        return WalkResult::advance();
+      int seen = state.lookup(target);
+      if (seen == 1) {
+        op->emitOpError() << "calls @" << callee.getValue()
+                          << " recursively (@" << func.getSymName()
+                          << " is reached from it); mpmd cannot inline or "
+                             "unroll recursive calls";
+        return WalkResult::interrupt();
+      }
+      if (seen == 0 && failed(visit(target)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    state[func] = 2;
+    return failure(walk.wasInterrupted());
+  };
+  for (func::FuncOp root : roots)
+    if (!state.lookup(root) && failed(visit(root)))
+      return failure();
+  return success();
+}
+
+LogicalResult GrowthBudget::spend(uint64_t ops, Operation *at,
+                                  StringRef what) {
+  if (ops > kMaxOps || spent + ops > kMaxOps)
+    return at->emitOpError()
+           << "not supported yet: " << what << " would make the program "
+           << "larger than " << kMaxOps << " ops (" << spent + ops
+           << " or more)";
+  spent += ops;
+  return success();
+}
+
+uint64_t mlir::mpmd::countOps(Block &block) {
+  uint64_t count = 0;
+  for (Operation &op : block.without_terminator())
+    op.walk([&](Operation *) { ++count; });
+  return count;
 }

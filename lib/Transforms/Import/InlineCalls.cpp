@@ -25,10 +25,13 @@ namespace {
 
 constexpr int kMaxInlineDepth = 64;
 
-LogicalResult inlineCall(func::CallOp call, SymbolTableCollection &symbols) {
+LogicalResult inlineCall(func::CallOp call, SymbolTableCollection &symbols,
+                         GrowthBudget &budget) {
   FailureOr<func::FuncOp> callee =
       lookupInlinableCallee(call, call.getCalleeAttr(), symbols);
-  if (failed(callee))
+  if (failed(callee) ||
+      failed(budget.spend(countOps(callee->getBody().front()), call,
+                          "inlining @" + callee->getSymName().str())))
     return failure();
   OpBuilder builder(call);
   // A call made inside a microbatch (labelled by mpmd-unroll-loops) labels
@@ -62,9 +65,12 @@ struct InlineCallsPass
         if (callee && !callee.isExternal() && seen.insert(callee).second)
           roots.push_back(callee);
       });
+    if (failed(checkNoRecursion(roots, symbols)))
+      return failure();
+    GrowthBudget budget;
     for (func::FuncOp entry : roots) {
-      // Inlined bodies may hold calls themselves: repeat, bounded, so that
-      // recursion is reported instead of looping forever.
+      // Inlined bodies may hold calls themselves: repeat (bounded, and
+      // recursion was ruled out above).
       for (int depth = 0;; ++depth) {
         SmallVector<func::CallOp> calls;
         entry.walk([&](func::CallOp call) { calls.push_back(call); });
@@ -73,14 +79,14 @@ struct InlineCallsPass
         if (depth == kMaxInlineDepth) {
           calls.front().emitOpError()
               << "calls are nested more than " << kMaxInlineDepth
-              << " deep (recursion?); mpmd cannot inline them";
+              << " deep; mpmd cannot inline them";
           return failure();
         }
         for (func::CallOp call : calls) {
           if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
                   call, call.getCalleeAttr()))
             inlinedCallees.insert(callee);
-          if (failed(inlineCall(call, symbols)))
+          if (failed(inlineCall(call, symbols, budget)))
             return failure();
         }
       }

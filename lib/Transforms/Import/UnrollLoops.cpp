@@ -30,7 +30,13 @@ IntegerAttr counterAttr(MLIRContext *ctx, uint64_t value) {
                           value);
 }
 
-LogicalResult unrollFor(ForOp loop) {
+LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
+  if (failed(budget.spend(
+          uint64_t(loop.getIterations()) *
+              (countOps(loop.getRegion().front()) + 1),
+          loop, "unrolling " + std::to_string(loop.getIterations()) +
+                    " iterations")))
+    return failure();
   OpBuilder builder(loop);
   MLIRContext *ctx = loop.getContext();
   Block &body = loop.getRegion().front();
@@ -54,10 +60,13 @@ LogicalResult unrollFor(ForOp loop) {
   return success();
 }
 
-LogicalResult inlineCall(CallOp call, SymbolTableCollection &symbols) {
+LogicalResult inlineCall(CallOp call, SymbolTableCollection &symbols,
+                         GrowthBudget &budget) {
   FailureOr<func::FuncOp> callee =
       lookupInlinableCallee(call, call.getCalleeAttr(), symbols);
-  if (failed(callee))
+  if (failed(callee) ||
+      failed(budget.spend(countOps(callee->getBody().front()), call,
+                          "inlining @" + callee->getSymName().str())))
     return failure();
   IntegerAttr counter;
   if (auto attr = call->getAttrOfType<IntegerAttr>(
@@ -81,6 +90,9 @@ struct UnrollLoopsPass
                                     ArrayRef<func::FuncOp> entries) {
     SymbolTableCollection symbols;
     llvm::SmallPtrSet<Operation *, 4> callees;
+    if (failed(checkNoRecursion(entries, symbols)))
+      return failure();
+    GrowthBudget budget;
     for (func::FuncOp entry : entries) {
       // Outermost first: an unrolled body may hold more loops and calls.
       while (true) {
@@ -96,13 +108,13 @@ struct UnrollLoopsPass
           break;
         LogicalResult done = success();
         if (auto loop = dyn_cast<ForOp>(next)) {
-          done = unrollFor(loop);
+          done = unrollFor(loop, budget);
         } else {
           auto call = cast<CallOp>(next);
           if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
                   call, call.getCalleeAttr()))
             callees.insert(callee);
-          done = inlineCall(call, symbols);
+          done = inlineCall(call, symbols, budget);
         }
         if (failed(done))
           return failure();

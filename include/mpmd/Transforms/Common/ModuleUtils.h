@@ -45,6 +45,31 @@ SmallVector<Value> cloneBlockBody(Block &body, ValueRange args,
 void eraseUnusedPrivateFunctions(llvm::SmallPtrSetImpl<Operation *> &callees,
                                  ModuleOp module);
 
+/// Emits an error on the first call (func.call or mpmd.call) that closes a
+/// cycle of calls among the functions `roots` reach: recursion cannot be
+/// inlined or unrolled.
+LogicalResult checkNoRecursion(ArrayRef<func::FuncOp> roots,
+                               SymbolTableCollection &symbols);
+
+/// How many ops inlining and unrolling may create in one pass run: a
+/// program past it (a loop of 2**32 iterations, calls that double at every
+/// level) is reported instead of exhausting memory. Unrolled programs of
+/// thousands of microbatches stay far below it.
+class GrowthBudget {
+public:
+  static constexpr uint64_t kMaxOps = 5'000'000;
+
+  /// Counts `ops` more ops; an error on `at` (saying it would create more
+  /// than kMaxOps by `what`) once the total passes the budget.
+  LogicalResult spend(uint64_t ops, Operation *at, StringRef what);
+
+private:
+  uint64_t spent = 0;
+};
+
+/// The number of ops in `block`, nested ones included, its terminator not.
+uint64_t countOps(Block &block);
+
 /// How the pipelines canonicalize: without MLIR's region simplification
 /// (block argument and block merging), which the MPMD program does not need
 /// (fragments drop unused arguments themselves) and which doubles the time
