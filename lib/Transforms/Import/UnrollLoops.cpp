@@ -30,7 +30,16 @@ IntegerAttr counterAttr(MLIRContext *ctx, uint64_t value) {
                           value);
 }
 
+/// Microbatches beyond this many are not a pipeline anyone runs; a loop
+/// past it is reported before unrolling (each iteration costs at least a
+/// constant and a labelled copy of the body).
+constexpr uint32_t kMaxIterations = 1u << 16;
+
 LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
+  if (loop.getIterations() > kMaxIterations)
+    return loop.emitOpError()
+           << "not supported yet: unrolling " << loop.getIterations()
+           << " iterations (at most " << kMaxIterations << ")";
   if (failed(budget.spend(
           uint64_t(loop.getIterations()) *
               (countOps(loop.getRegion().front()) + 1),
