@@ -127,6 +127,21 @@ TEST_F(ImportUtilsTest, IoAssignmentErrors) {
             std::string::npos);
 }
 
+TEST_F(ImportUtilsTest, GrowthBudgetStopsAtItsLimit) {
+  OpBuilder builder(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
+  GrowthBudget budget;
+  EXPECT_TRUE(succeeded(budget.spend(GrowthBudget::kMaxOps - 10, *module,
+                                     "unrolling")));
+  EXPECT_TRUE(succeeded(budget.spend(10, *module, "inlining @f")));
+  EXPECT_TRUE(messages.empty());
+  EXPECT_TRUE(failed(budget.spend(1, *module, "inlining @g")));
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("not supported yet: inlining @g would make the "
+                             "program larger than 5000000 ops"),
+            std::string::npos);
+}
+
 TEST_F(ImportUtilsTest, FormatsMeshLists) {
   EXPECT_EQ(formatMeshList({"a", "b"}), "\"a\", \"b\"");
   EXPECT_EQ(formatMeshList({}), "");

@@ -69,8 +69,9 @@ inline ParserHazard findParserHazard(llvm::StringRef text) {
     if (at > 0 && (llvm::isAlnum(text[at - 1]) || text[at - 1] == '_'))
       continue;
     llvm::StringRef rest = text.drop_front(at + 6).ltrim();
-    if (!rest.consume_front("index") || rest.empty() ||
-        llvm::isAlnum(rest.front()) || rest.front() == '_' ||
+    // `array<index` at the end of the text crashes too.
+    if (!rest.consume_front("index") ||
+        (!rest.empty() && (llvm::isAlnum(rest.front()) || rest.front() == '_')) ||
         !isCode(text, at))
       continue;
     hazard.offset = at;

@@ -33,7 +33,7 @@ IntegerAttr counterAttr(MLIRContext *ctx, uint64_t value) {
 /// Microbatches beyond this many are not a pipeline anyone runs; a loop
 /// past it is reported before unrolling (each iteration costs at least a
 /// constant and a labelled copy of the body).
-constexpr uint32_t kMaxIterations = 1u << 16;
+constexpr uint32_t kMaxIterations = 4096;
 
 LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
   if (loop.getIterations() > kMaxIterations)
