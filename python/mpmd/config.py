@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
+from mpmd import pipeline
 from mpmd.errors import MpmdError
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
@@ -360,15 +361,17 @@ def make_config(topology: Mapping[str, Any],
     return config
 
 
+def is_pipeline_schedule(schedule: Any) -> bool:
+    """Whether `schedule` is a Shardy-style `mpmd.pipeline.PipelineSchedule`
+    (rule builders), as opposed to a name, a table or a comparator."""
+    return isinstance(schedule, pipeline.PipelineSchedule)
+
+
 def _with_required_options(values: dict[str, Any]) -> dict[str, Any]:
     """A PipelineSchedule's required options merged into ours (a conflict
     with an option set otherwise is an error)."""
     schedule = values.get("pipeline_schedule")
-    if type(schedule).__name__ != "PipelineSchedule":
-        return values
-    from mpmd import pipeline  # noqa: PLC0415
-
-    if not isinstance(schedule, pipeline.PipelineSchedule):
+    if not is_pipeline_schedule(schedule):
         return values
     # `values` holds only what the user set: the required options fill in
     # the rest, and contradict none of it.
@@ -384,7 +387,7 @@ def _check_schedule(options: PartitioningOptions) -> None:
         raise ConfigError(f"unknown pipeline_schedule {schedule!r}; built-in "
                           f"schedules: {list(BUILTIN_SCHEDULES)}, or give a "
                           "table {mesh: [fragment, ...]} or a comparator")
-    if type(schedule).__name__ == "PipelineSchedule":
+    if is_pipeline_schedule(schedule):
         return
     if not (schedule is None or isinstance(schedule, (str, dict))
             or callable(schedule)):

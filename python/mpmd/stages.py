@@ -29,8 +29,9 @@ from jax.sharding import Mesh, NamedSharding
 from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
                            ScheduleKind, schedule_kind_spellings)
 from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
-                         mesh_names)
+                         is_pipeline_schedule, mesh_names)
 from mpmd.errors import CompilerError, MpmdError
+from mpmd.pipeline import to_mpmd
 from mpmd.runtime import processes
 from mpmd.runtime.executor import PlanExecutor, sharding_for
 from mpmd.runtime.plan import ExecutionPlan, format_layout
@@ -109,11 +110,9 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
         kind = ScheduleKind.NONE
     elif isinstance(schedule, str):
         kind = schedule_kind_spellings()[schedule]
-    elif _is_pipeline_schedule(schedule):
+    elif is_pipeline_schedule(schedule):
         # Shardy:MPMD's rule builders: the order and the merges both come
         # from the rules built over the fragments.
-        from mpmd.pipeline import to_mpmd  # noqa: PLC0415
-
         def evaluate(fragments):
             return to_mpmd(schedule, _fragment_infos(fragments),
                            len(config.topology), opts.split_backward)
@@ -153,14 +152,6 @@ def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:
     for fragment in fragments:
         order.setdefault(fragment["mesh"], []).append(fragment["key"])
     return order
-
-
-def _is_pipeline_schedule(schedule: Any) -> bool:
-    if type(schedule).__name__ != "PipelineSchedule":
-        return False
-    from mpmd.pipeline import PipelineSchedule  # noqa: PLC0415
-
-    return isinstance(schedule, PipelineSchedule)
 
 
 def _fragment_infos(fragments: list[dict[str, Any]]) -> list[FragmentInfo]:

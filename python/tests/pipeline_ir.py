@@ -246,3 +246,37 @@ def split_mesh_orders(module_text: str) -> dict[str, list[str]]:
             kind = "B" if "(" in match["origin"] else "F"
         orders.setdefault(match["mesh"], []).append(kind + counter[1])
     return orders
+
+
+# Expected per-mesh orders for p = 4 meshes and m = 8 microbatches, shared
+# by the tests of the built-in schedules and of Shardy's registry.
+
+def seq(text: str) -> list[str]:
+    return text.split()
+
+
+GPIPE = seq("F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7")
+ONE_F_ONE_B = {
+    "m0": seq("F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7"),
+    "m1": seq("F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7"),
+    "m2": seq("F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7"),
+    "m3": seq("F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"),
+}
+
+# ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023) on mesh r:
+# F and B in 1F1B order (p - r warm-up forwards, then one B per F), and W_k
+# deferred until after B_(k+r), before the next F: the first mesh runs each W
+# right after its B, mesh r keeps r weight gradients pending, so every mesh
+# holds at most (p - r) + r = p microbatches (1F1B's peak). The W's still
+# pending after the last B close the step, filling what were 1F1B's drain
+# bubbles.
+ZB_H1 = {
+    "m0": seq("F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 "
+              "B4 W4 B5 W5 B6 W6 B7 W7"),
+    "m1": seq("F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 "
+              "B5 W4 B6 W5 B7 W6 W7"),
+    "m2": seq("F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 "
+              "B6 W4 B7 W5 W6 W7"),
+    "m3": seq("F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 "
+              "B7 W4 W5 W6 W7"),
+}

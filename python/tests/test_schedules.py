@@ -9,7 +9,7 @@ import mpmd
 from mpmd.runtime.plan import ExecutionPlan
 from mpmd.runtime.simulate import Costs, simulate
 
-from pipeline_ir import mesh_orders, pipeline_module
+from pipeline_ir import GPIPE, ONE_F_ONE_B, mesh_orders, pipeline_module, seq
 
 P, M = 4, 8
 
@@ -26,17 +26,6 @@ def plan_of(schedule: str, v: int = 1) -> ExecutionPlan:
     return ExecutionPlan.from_json(plan)
 
 
-def seq(text: str) -> list[str]:
-    return text.split()
-
-
-GPIPE = seq("F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7")
-ONE_F_ONE_B = {
-    "m0": seq("F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7"),
-    "m1": seq("F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7"),
-    "m2": seq("F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7"),
-    "m3": seq("F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"),
-}
 # Megatron-LM's interleaved 1F1B with v=2 chunks: stage s and s+4 on mesh s;
 # microbatches in groups of p=4, chunk by chunk; (p-r-1)*2 + (v-1)*p warm-up
 # forwards on mesh r.

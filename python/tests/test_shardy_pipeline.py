@@ -20,8 +20,9 @@ from mpmd.origins import Origin
 from mpmd.schedules import FragmentInfo as OurFragment
 from mpmd.schedules import ScheduleError
 
-from pipeline_ir import (mesh_orders, pipeline_module,
-                         pipeline_module_with_weights, split_mesh_orders)
+from pipeline_ir import (GPIPE, ONE_F_ONE_B, ZB_H1, mesh_orders,
+                         pipeline_module, pipeline_module_with_weights, seq,
+                         split_mesh_orders)
 
 P, M = 4, 8
 FragmentInfo = pipeline.FragmentInfo
@@ -33,9 +34,6 @@ def info(name="a", count=0, mesh="m0", **kwargs) -> FragmentInfo:
     return FragmentInfo(origins=(FragmentOrigin(name, count),),
                         mesh_name=mesh, **kwargs)
 
-
-def seq(text: str) -> list[str]:
-    return text.split()
 
 
 # -- Data classes and validation. -------------------------------------------
@@ -469,25 +467,6 @@ def test_rules_override_the_data_chains():
 
 # -- Registry schedules: exact orders for p=4, m=8. -------------------------
 
-GPIPE = seq("F0 F1 F2 F3 F4 F5 F6 F7 B0 B1 B2 B3 B4 B5 B6 B7")
-ONE_F_ONE_B = {
-    "m0": seq("F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7"),
-    "m1": seq("F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7"),
-    "m2": seq("F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7"),
-    "m3": seq("F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"),
-}
-# ZB-H1: F and Ba as in 1F1B; on the mesh of stage r, Bw(i) after Ba(i + r)
-# and before Ba(i + r + 1) and F(i + p); the last r Bw close the step.
-ZB_H1 = {
-    "m0": seq("F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 "
-              "B4 W4 B5 W5 B6 W6 B7 W7"),
-    "m1": seq("F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 "
-              "B5 W4 B6 W5 B7 W6 W7"),
-    "m2": seq("F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 "
-              "B6 W4 B7 W5 W6 W7"),
-    "m3": seq("F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 "
-              "B7 W4 W5 W6 W7"),
-}
 # ZB-H2 with transfers free: n(r) = 2(p - r) - 1 = 7, 5, 3, 1 warm-up
 # forwards on stage r (all before any backward), then Ba(i) before
 # F(i + n) and F(i + n - 1) before Ba(i); Bw(i) between Ba(i + n' - 1) and

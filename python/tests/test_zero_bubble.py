@@ -12,37 +12,16 @@ import mpmd
 from mpmd.runtime.plan import ExecutionPlan
 from mpmd.runtime.simulate import Costs, Simulation, simulate
 
-from pipeline_ir import pipeline_module_with_weights, split_mesh_orders
+from pipeline_ir import (ZB_H1, pipeline_module_with_weights, seq,
+                         split_mesh_orders)
 
 P, M = 4, 8
 UNIT = Costs(forward=1, backward=1, weight_gradient=1)
 
 
-def seq(text: str) -> list[str]:
-    return text.split()
-
-
-# ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism", 2023) on mesh r:
-# F and B in 1F1B order (p - r warm-up forwards, then one B per F), and W_k
-# deferred until after B_(k+r), before the next F: the first mesh runs each W
-# right after its B, mesh r keeps r weight gradients pending, so every mesh
-# holds at most (p - r) + r = p microbatches (1F1B's peak). The W's still
-# pending after the last B close the step, filling what were 1F1B's drain
-# bubbles.
-ZB_H1 = {
-    "m0": seq("F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 "
-              "B4 W4 B5 W5 B6 W6 B7 W7"),
-    "m1": seq("F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 F6 B4 W3 F7 "
-              "B5 W4 B6 W5 B7 W6 W7"),
-    "m2": seq("F0 F1 B0 F2 B1 F3 B2 W0 F4 B3 W1 F5 B4 W2 F6 B5 W3 F7 "
-              "B6 W4 B7 W5 W6 W7"),
-    "m3": seq("F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 "
-              "B7 W4 W5 W6 W7"),
-}
-
-
 def zb_rule(r: int, p: int = P, m: int = M) -> list[str]:
-    """The rule above, written out independently of the table."""
+    """The rule of `pipeline_ir.ZB_H1`, written out independently of the
+    table."""
     warmup = min(p - r, m)
     out = [f"F{k}" for k in range(warmup)]
     for k in range(m):
