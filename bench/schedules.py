@@ -5,16 +5,20 @@ For each built-in schedule (gpipe, 1f1b, interleaved-1f1b, zero-bubble-h1),
 and with `--schedules all` each of Shardy:MPMD's registry schedules that
 trains this step (mpmd.pipeline_registry: ONE_FWD_ONE_BWD, GPIPE,
 GPIPE_BUT_1F1B_FOR_LAST_MESH, ZERO_BUBBLE_H1, ZERO_BUBBLE_H2_* and CIRCULAR
-on the interleaved assignment), the script lowers `models.transformer_microbatched_step` (m microbatches,
+on the interleaved assignment) and our V schedules ZERO_BUBBLE_V and
+DUALPIPE_V (on `v_assignment`: 8 blocks, stages k and 7 - k on one mesh),
+the script lowers `models.transformer_microbatched_step` (m microbatches,
 one `mpmd.fori_loop` iteration each) over 4 meshes of 2 CPU devices,
 compiles it, checks once that the result equals `jax.jit` of the same step
 (rtol 1e-5), and reports (one row per schedule):
 
   closed   the bubble fraction docs/architecture.md#optimize gives for p = 4 equal
            stages: (p-1)/(m+p-1) for gpipe and 1f1b, (p-1)/(v*m+p-1) with
-           v = 2 for interleaved, (p-1)/(3m+p-1) for zero-bubble-h1
+           v = 2 for interleaved, (p-1)/(3m+p-1) for zero-bubble-h1,
+           (p-1)/(6m+p-1) for the V schedules (chunks of half a stage)
   sim      simulated bubble fraction with unit costs: F=1, B=2, W=1 for
            gpipe / 1f1b / interleaved; F=1, B=1, W=1 for zero-bubble-h1
+           and the V schedules
            (the ZB paper's setting: the split backward's input-gradient
            part B and weight-gradient part W cost one forward each);
            inferred fragments and transfers cost 0
@@ -93,11 +97,14 @@ REGISTRY = ["ONE_FWD_ONE_BWD", "GPIPE", "GPIPE_BUT_1F1B_FOR_LAST_MESH",
             "ZERO_BUBBLE_H1", "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
             "ZERO_BUBBLE_H2_HALF_TX_LATENCY", "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
             "CIRCULAR"]
+# Ours beyond Shardy's registry (mpmd.v_schedules): 2p stages in a V.
+V_SCHEDULES = ["ZERO_BUBBLE_V", "DUALPIPE_V"]
 INTERLEAVED_BLOCKS = 8
 # Schedules with several stages per mesh, and with split backwards.
 _INTERLEAVED = ("interleaved-1f1b", "CIRCULAR")
 _SPLIT = ("zero-bubble-h1", "ZERO_BUBBLE_H1", "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
-          "ZERO_BUBBLE_H2_HALF_TX_LATENCY", "ZERO_BUBBLE_H2_FULL_TX_LATENCY")
+          "ZERO_BUBBLE_H2_HALF_TX_LATENCY", "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
+          *V_SCHEDULES)
 
 
 def four_meshes() -> dict[str, jax.sharding.Mesh]:
@@ -119,6 +126,10 @@ def closed_form(schedule: str, p: int, m: int, v: int) -> float | None:
         return (p - 1) / (v * m + p - 1)
     if schedule in ("zero-bubble-h1", "ZERO_BUBBLE_H1"):
         return (p - 1) / (3 * m + p - 1)  # F = B = W, every backward split
+    if schedule in V_SCHEDULES:
+        # Chunks of half a stage, F = B = W: exact for DualPipe-V (m >= 2p)
+        # and for ZB-V when p divides m (tests/test_v_schedules.py).
+        return (p - 1) / (6 * m + p - 1)
     if schedule in ("gpipe", "1f1b", "GPIPE", "ONE_FWD_ONE_BWD"):
         return (p - 1) / (m + p - 1)
     return None
@@ -245,9 +256,12 @@ def peak_live(plan: ExecutionPlan, executor) -> dict[str, tuple[int, int]]:
 
 def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
     interleaved = schedule in _INTERLEAVED
-    num_blocks = INTERLEAVED_BLOCKS if interleaved else args.blocks
+    v_shaped = schedule in V_SCHEDULES
+    num_blocks = (INTERLEAVED_BLOCKS if interleaved else
+                  2 * len(MESHES) if v_shaped else args.blocks)
     assignment = (models.interleaved_assignment(num_blocks, MESHES)
                   if interleaved else
+                  models.v_assignment(num_blocks, MESHES) if v_shaped else
                   models.transformer_assignment(num_blocks, MESHES))
     chosen = (pipeline_registry.get_pipeline_schedule(schedule)
               if schedule in pipeline_registry.PIPELINE_SCHEDULES
@@ -310,6 +324,7 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
         "schedule": schedule,
         "blocks": num_blocks,
         "assignment": ("interleaved_assignment" if interleaved
+                       else "v_assignment" if v_shaped
                        else "transformer_assignment"),
         "calls": len(calls),
         "transfers": len(plan.steps) - len(calls),
@@ -363,7 +378,7 @@ def main() -> None:
           f"4 meshes x 2 CPU devices")
     total = time.perf_counter()
     results = []
-    names = (SCHEDULES + REGISTRY if args.schedules == "all"
+    names = (SCHEDULES + REGISTRY + V_SCHEDULES if args.schedules == "all"
              else args.schedules.split(","))
     for schedule in names:
         result = run_schedule(schedule, args)
@@ -386,8 +401,9 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     for r in results:
-        blocks = f"{r['blocks']}" + (" interl." if "interleaved"
-                                     in r["assignment"] else "")
+        blocks = f"{r['blocks']}" + (
+            " interl." if "interleaved" in r["assignment"] else
+            " V" if r["assignment"] == "v_assignment" else "")
         closed = "-" if r["closed"] is None else f"{r['closed']:.3f}"
         print(f"{r['schedule']:<31} {blocks:<10} {r['unit_costs']:<8} "
               f"{closed:>6} {r['unit'].bubble_fraction:>6.3f} "

@@ -213,6 +213,23 @@ def interleaved_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]
     return assignment
 
 
+def v_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]:
+    """V-shaped stages (ZB-V, DualPipe-V): block k is stage k; stages k and
+    2p - 1 - k share mesh k, so the forward goes down the meshes and back
+    up. embed joins stage 0 and head the last stage, both on the first
+    mesh. Needs num_blocks = 2p."""
+    p = len(meshes)
+    if num_blocks != 2 * p:
+        raise ValueError(f"a V over {p} meshes has {2 * p} stages; got "
+                         f"{num_blocks} blocks")
+    assignment: dict[str, Any] = {"embed": (meshes[0], 0)}
+    for index in range(num_blocks):
+        mesh = index if index < p else 2 * p - 1 - index
+        assignment[f"block{index}"] = (meshes[mesh], index)
+    assignment["head"] = (meshes[0], num_blocks - 1)
+    return assignment
+
+
 def transformer_specs(params: Params) -> Params:
     """Megatron-style tensor parallelism along mesh axis "model": the query,
     key, value and first MLP matrices split by columns, the attention output

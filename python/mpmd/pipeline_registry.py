@@ -28,6 +28,11 @@ Schedules and what they need here:
 - PARALLEL_PIPELINES_WITH_WRAP_AROUND: forward-only programs with one
   fragment per call counter on each mesh (ValueError otherwise, as in
   Shardy).
+
+Beyond Shardy's registry (`mpmd.v_schedules`): ZERO_BUBBLE_V and DUALPIPE_V
+place 2p stages in a V (stages r and 2p - 1 - r on mesh r) and split
+backward fragments; `zero_bubble_v_schedule(transfer=..., max_in_flight=...)`
+builds ZB-V for a given transfer time and memory bound.
 """
 
 from __future__ import annotations
@@ -36,11 +41,12 @@ import functools
 import types
 from typing import Callable, Mapping
 
-from mpmd import pipeline
+from mpmd import pipeline, v_schedules
 from mpmd.errors import MpmdError
 
 __all__ = [
     "PIPELINE_SCHEDULES", "UnknownScheduleError",
+    "dualpipe_v_schedule", "zero_bubble_v_schedule",
     "circular_schedule_predicate_base", "get_pipeline_schedule",
     "gpipe_schedule_predicate",
     "gpipe_with_1f1b_on_last_mesh_schedule_predicate",
@@ -252,6 +258,32 @@ def _zero_bubble_h2(fraction: float) -> pipeline.PipelineSchedule:
         mpmd_split_bwd_fragments=True)
 
 
+def zero_bubble_v_schedule(*, transfer: float = 0.0,
+                           max_in_flight: int | None = None
+                           ) -> pipeline.PipelineSchedule:
+    """ZB-V (see `mpmd.v_schedules`), its order built for a transfer time
+    of `transfer` (in units of one forward of a stage) and at most
+    `max_in_flight` microbatches in flight per mesh (default: the number of
+    meshes, 1F1B's activation memory). More in flight hides more latency."""
+    def rules(fragment_infos, context):
+        return v_schedules.zero_bubble_v_schedule_rules(
+            fragment_infos, context, transfer=transfer,
+            max_in_flight=max_in_flight)
+
+    return pipeline.PipelineSchedule(
+        schedule_merge_rule_builders=[rules],
+        required_mpmd_options=types.MappingProxyType(
+            {"mpmd_split_bwd_fragments": True}))
+
+
+def dualpipe_v_schedule() -> pipeline.PipelineSchedule:
+    """DualPipe-V (see `mpmd.v_schedules`); needs m >= 2p microbatches."""
+    return pipeline.PipelineSchedule(
+        schedule_merge_rule_builders=[v_schedules.dualpipe_v_schedule_rules],
+        required_mpmd_options=types.MappingProxyType(
+            {"mpmd_split_bwd_fragments": True}))
+
+
 PIPELINE_SCHEDULES: Mapping[str, pipeline.PipelineSchedule] = \
     types.MappingProxyType({
         "ONE_FWD_ONE_BWD": _by_predicate(one_fwd_one_bwd_schedule_predicate),
@@ -269,6 +301,9 @@ PIPELINE_SCHEDULES: Mapping[str, pipeline.PipelineSchedule] = \
             circular_schedule_predicate_base, reverse_backward=False)),
         "CIRCULAR_WITH_REVERSED_BACKWARD": _by_predicate(functools.partial(
             circular_schedule_predicate_base, reverse_backward=True)),
+        # Ours, beyond Shardy's registry.
+        "ZERO_BUBBLE_V": zero_bubble_v_schedule(),
+        "DUALPIPE_V": dualpipe_v_schedule(),
     })
 
 

@@ -198,11 +198,14 @@ def test_registry():
         "ZERO_BUBBLE_H1", "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
         "ZERO_BUBBLE_H2_HALF_TX_LATENCY", "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
         "PARALLEL_PIPELINES_WITH_WRAP_AROUND", "CIRCULAR",
-        "CIRCULAR_WITH_REVERSED_BACKWARD"])
+        "CIRCULAR_WITH_REVERSED_BACKWARD",
+        # Ours, beyond Shardy's (test_v_schedules.py).
+        "ZERO_BUBBLE_V", "DUALPIPE_V"])
     for name, schedule in registry.PIPELINE_SCHEDULES.items():
         assert isinstance(schedule, pipeline.PipelineSchedule)
         assert registry.get_pipeline_schedule(name) is schedule
-        split = {"split_backward": True} if "ZERO_BUBBLE" in name else {}
+        split = ({"split_backward": True}
+                 if "ZERO_BUBBLE" in name or name == "DUALPIPE_V" else {})
         assert pipeline.required_options(schedule) == split
     with pytest.raises(registry.UnknownScheduleError) as caught:
         registry.get_pipeline_schedule("1F1B")
@@ -210,7 +213,8 @@ def test_registry():
     assert isinstance(caught.value, MpmdError)
     assert str(caught.value).startswith(
         "Unknown pipeline schedule '1F1B'. Valid schedules are: "
-        "['CIRCULAR', 'CIRCULAR_WITH_REVERSED_BACKWARD', 'GPIPE', ")
+        "['CIRCULAR', 'CIRCULAR_WITH_REVERSED_BACKWARD', 'DUALPIPE_V', "
+        "'GPIPE', ")
 
 
 def test_predicate_errors():
