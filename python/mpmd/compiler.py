@@ -95,7 +95,8 @@ class ImportOptions:
     # name -> (mesh, stage or None); any string is a name.
     assignment: Mapping[str, tuple[str, int | None]] = field(
         default_factory=dict)
-    # flat argument / result index -> mesh.
+    # flat argument / result index -> mesh, or mesh#memory_kind
+    # ("m1#pinned_host": on m1's host memory).
     input_assignment: Mapping[int, str] = field(default_factory=dict)
     output_assignment: Mapping[int, str] = field(default_factory=dict)
     infer_transfers: bool = False
@@ -168,7 +169,11 @@ class Partitioner:
 
 
 def _indexed(assignment: Mapping[int, str]) -> list[tuple[int, str, str]]:
-    return [(index, mesh, "") for index, mesh in sorted(assignment.items())]
+    entries = []
+    for index, target in sorted(assignment.items()):
+        mesh, _, kind = target.partition("#")
+        entries.append((index, mesh, kind))
+    return entries
 
 
 def op_catalog() -> list[dict[str, object]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
@@ -25,8 +26,15 @@ class ConfigError(MpmdError, ValueError):
 
 
 @dataclass(frozen=True)
-class PartitioningOptions:
-    """How freely the partitioner may place what the user did not name."""
+class PartitioningOptions(collections.abc.Mapping):
+    """How freely the partitioner may place what the user did not name.
+
+    Also a read-only mapping with Shardy:MPMD's keys, as its
+    `MpmdConfig.partitioning_options` dict is read:
+    `options["mpmd_split_bwd_fragments"]`, `options.get(...)`, `dict(options)`
+    (whose result `make_config` takes back). The keys are those of Shardy's
+    options that are fields here, and the ones only False can be given for;
+    `options["split_backward"]` (our field names) works too."""
 
     # Let mesh inference add transfers where a nameless op needs values from
     # several meshes (otherwise that is an error naming the op).
@@ -47,6 +55,29 @@ class PartitioningOptions:
     # Split backward fragments into input- and weight-gradient parts (needed
     # by zero-bubble schedules; implied by "zero-bubble-h1").
     split_backward: bool = False
+
+    def _shardy_view(self) -> dict[str, Any]:
+        view: dict[str, Any] = {}
+        for key, target in SHARDY_OPTIONS.items():
+            if target == "unsupported":
+                view[key] = False
+            elif target is not None:
+                view[key] = getattr(self, target)
+        return view
+
+    def __getitem__(self, key: str) -> Any:
+        if key in _FIELD_NAMES:
+            return getattr(self, key)
+        view = self._shardy_view()
+        if key not in view:
+            raise KeyError(key)
+        return view[key]
+
+    def __iter__(self):
+        return iter(self._shardy_view())
+
+    def __len__(self) -> int:
+        return len(self._shardy_view())
 
 
 @dataclass(frozen=True)
@@ -124,6 +155,8 @@ def _check_mesh(name: str, mesh: Any) -> None:
                           f"got {type(mesh).__name__}")
 
 
+_FIELD_NAMES = frozenset(f.name for f in fields(PartitioningOptions))
+
 # Shardy:MPMD's partitioning option keys, and what each becomes here: a
 # field of PartitioningOptions, or None when the option changes nothing
 # here (what it asks for is what this compiler always does, or it is a hint
@@ -159,17 +192,31 @@ _SHARDY_REGISTRY_SCHEDULES = {
     "ZeroBubbleH2HalfTxLatency": "ZERO_BUBBLE_H2_HALF_TX_LATENCY",
     "ZeroBubbleH2FullTxLatency": "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
     "ParallelPipelinesWithWrapAround": "PARALLEL_PIPELINES_WITH_WRAP_AROUND",
+    # Ours, beyond Shardy (mpmd.v_schedules).
+    "ZeroBubbleV": "ZERO_BUBBLE_V",
+    "DualPipeV": "DUALPIPE_V",
 }
+# Our spellings of registry schedules (pipeline_schedule="zero-bubble-v").
+_REGISTRY_SPELLINGS = {"zero-bubble-v": "ZERO_BUBBLE_V",
+                       "dualpipe-v": "DUALPIPE_V"}
+
+
+def _registry_schedule(name: str) -> Any:
+    from mpmd import pipeline_registry  # noqa: PLC0415
+
+    return pipeline_registry.get_pipeline_schedule(name)
 
 
 def _shardy_schedule(value: Any) -> Any:
+    from mpmd.schedules import BUILTIN_SCHEDULES  # noqa: PLC0415
+
+    if not isinstance(value, str) or value in BUILTIN_SCHEDULES or \
+            value in _REGISTRY_SPELLINGS:
+        return value  # ours, as dict(config.partitioning_options) gives it
     if value in _SHARDY_SCHEDULES:
         return _SHARDY_SCHEDULES[value]
     if value in _SHARDY_REGISTRY_SCHEDULES:
-        from mpmd import pipeline_registry  # noqa: PLC0415
-
-        return pipeline_registry.get_pipeline_schedule(
-            _SHARDY_REGISTRY_SCHEDULES[value])
+        return _registry_schedule(_SHARDY_REGISTRY_SCHEDULES[value])
     valid = sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])
     raise ConfigError(f"mpmd_pipeline_schedule {value!r} is not a pipeline "
                       f"schedule; valid: {valid}")
@@ -327,8 +374,9 @@ def make_config(topology: Mapping[str, Any],
             if isinstance(target, str) and target.split("#")[0] in topology:
                 raise ConfigError(
                     f"not supported yet: assignment[{name!r}] is {target!r},"
-                    " a mesh with a memory kind; assign it to "
-                    f"{target.split('#')[0]!r}")
+                    " a mesh with a memory kind (memory kinds are supported "
+                    "in input_mesh_assignment and output_mesh_assignment); "
+                    f"assign it to {target.split('#')[0]!r}")
             raise ConfigError(
                 f"assignment[{name!r}] names mesh {target!r}, which is not in "
                 f"the topology; meshes: {sorted(topology)}")
@@ -349,6 +397,10 @@ def make_config(topology: Mapping[str, Any],
                               "pipeline_schedule= and in the partitioning "
                               "options); give it once")
         values["pipeline_schedule"] = pipeline_schedule
+    spelled = values.get("pipeline_schedule")
+    if isinstance(spelled, str) and spelled in _REGISTRY_SPELLINGS:
+        values["pipeline_schedule"] = _registry_schedule(
+            _REGISTRY_SPELLINGS[spelled])
     values = _with_required_options(values)
     options = PartitioningOptions(**values)
 
@@ -385,7 +437,8 @@ def _check_schedule(options: PartitioningOptions) -> None:
     schedule = options.pipeline_schedule
     if isinstance(schedule, str) and schedule not in BUILTIN_SCHEDULES:
         raise ConfigError(f"unknown pipeline_schedule {schedule!r}; built-in "
-                          f"schedules: {list(BUILTIN_SCHEDULES)}, or give a "
+                          f"schedules: {list(BUILTIN_SCHEDULES)}, V "
+                          f"schedules: {list(_REGISTRY_SPELLINGS)}, or give a "
                           "table {mesh: [fragment, ...]} or a comparator")
     if is_pipeline_schedule(schedule):
         return
@@ -396,6 +449,17 @@ def _check_schedule(options: PartitioningOptions) -> None:
                           f"before(a, b) -> bool; got {type(schedule).__name__}")
 
 
+# Memory kinds a mesh name may carry in the input and output mesh
+# assignments ("m1#pinned_host"), as Shardy:MPMD spells them.
+MEMORY_KINDS = ("device", "pinned_host", "unpinned_host")
+
+
+def split_memory_kind(name: str) -> tuple[str, str | None]:
+    """("m1", "pinned_host") for "m1#pinned_host"; ("m1", None) for "m1"."""
+    mesh, sep, kind = name.rpartition("#")
+    return (mesh, kind) if sep else (name, None)
+
+
 def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None:
     import jax  # noqa: PLC0415
 
@@ -404,10 +468,18 @@ def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None
     leaves = (list(spec.values()) if isinstance(spec, dict)
               and all(isinstance(k, int) for k in spec)
               else jax.tree_util.tree_leaves(spec))
-    for mesh in leaves:
-        if mesh is not None and mesh not in topology:
+    for target in leaves:
+        if target is None:
+            continue
+        mesh, kind = (split_memory_kind(target) if isinstance(target, str)
+                      else (target, None))
+        if mesh not in topology:
             raise ConfigError(f"{which} names mesh {mesh!r}, which is not in "
                               f"the topology; meshes: {sorted(topology)}")
+        if kind is not None and kind not in MEMORY_KINDS:
+            raise ConfigError(f"{which} names {target!r}: {kind!r} is not a "
+                              f"memory kind; use one of {list(MEMORY_KINDS)}"
+                              f" (e.g. {mesh + '#pinned_host'!r})")
 
 
 def mesh_names(pytree: Any, topology: Mapping[str, Any]) -> Any:

@@ -29,7 +29,7 @@ from jax.sharding import Mesh, NamedSharding
 from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
                            ScheduleKind, schedule_kind_spellings)
 from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
-                         is_pipeline_schedule, mesh_names)
+                         is_pipeline_schedule, mesh_names, split_memory_kind)
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.pipeline import to_mpmd
 from mpmd.runtime import processes
@@ -92,6 +92,18 @@ def _flat_io_assignment(spec: Any, tree: Any, count: int,
                           f" with a mesh name or None per leaf: expected a "
                           f"prefix of {tree}") from None
     return {i: mesh for i, mesh in enumerate(flat) if mesh is not None}
+
+
+def _memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
+    """Takes the memory kinds out of `assigned` (index -> "mesh#kind"),
+    leaving mesh names; returns index -> "#kind" for those that had one."""
+    kinds = {}
+    for index, target in list(assigned.items()):
+        mesh, kind = split_memory_kind(target)
+        assigned[index] = mesh
+        if kind is not None and kind != "device":
+            kinds[index] = "#" + kind
+    return kinds
 
 
 def _partition(config: MpmdConfig, partitioner: Partitioner,
@@ -615,6 +627,10 @@ class MpmdFunction:
         assigned_out = _flat_io_assignment(
             self.config.output_mesh_assignment, out_tree, num_outputs,
             "output_mesh_assignment")
+        # "m1#pinned_host": the mesh places the value, the memory kind goes
+        # to the compiler with it.
+        kinds_in = _memory_kinds(assigned_in)
+        kinds_out = _memory_kinds(assigned_out)
         num_positional = args_tree.num_leaves
         given_in = flat_prefix(self.in_shardings, args_tree, num_positional,
                                "in_shardings")
@@ -644,8 +660,10 @@ class MpmdFunction:
         if unused:
             warnings.warn(f"assignment entries {unused} match no "
                           "named_computation or named_tensor", stacklevel=2)
-        inputs = {i: p.mesh for i, p in in_placements.items()}
-        outputs = {i: p.mesh for i, p in out_placements.items()}
+        inputs = {i: p.mesh + kinds_in.get(i, "")
+                  for i, p in in_placements.items()}
+        outputs = {i: p.mesh + kinds_out.get(i, "")
+                   for i, p in out_placements.items()}
         traced_at = time.perf_counter()
         try:
             mpmd_text, plan_json = _partition(self.config, partitioner,

@@ -102,6 +102,64 @@ def test_config_errors():
                          partitioning_options={"mpmd_pipeline_schedule": "1F1B"})
 
 
+def test_io_memory_kinds():
+    # Shardy's "mesh#memory_kind" in the io assignments: the argument lives
+    # in m1's pinned host memory, the result in m2's; the compiler moves
+    # them to and from device memory around the programs that use them.
+    topology = meshes()
+    config = mpmd.make_config(
+        topology, {"stage1": "m1", "stage2": "m2"},
+        input_mesh_assignment=("m1#pinned_host", "m2#device", "m1"),
+        output_mesh_assignment="m2#pinned_host")
+    w1, w2 = jnp.ones((4, 8)) * 0.1, jnp.ones((8, 2)) * 0.2
+    x = jnp.linspace(0.0, 1.0, 12).reshape(3, 4)
+    lowered = mpmd.jit(two_stages, config).lower(w1, w2, x)
+    text = lowered.as_text("mpmd")
+    assert ('%arg0: !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, '
+            'memory_kind="pinned_host">') in text
+    assert '%arg1: !mpmd.mesh_tensor<"m2", tensor<8x2xf32>>' in text
+    assert lowered.plan.inputs[0].memory_kind == "pinned_host"
+    assert lowered.plan.outputs[0].memory_kind == "pinned_host"
+    assert lowered.function_mesh_assignment.input_meshes == ("m1", "m2", "m1")
+    result = lowered.compile()(w1, w2, x)
+    assert result.sharding.memory_kind == "pinned_host"
+    assert result.sharding.mesh == topology["m2"]
+    np.testing.assert_allclose(result, jax.jit(two_stages)(w1, w2, x),
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match=r"input_mesh_assignment names "
+                       r"'m1#hbm': 'hbm' is not a memory kind; use one of "
+                       r"\['device', 'pinned_host', 'unpinned_host'\]"):
+        mpmd.make_config(topology, {"stage1": "m1"},
+                         input_mesh_assignment=("m1#hbm",))
+    with pytest.raises(ValueError, match=r"output_mesh_assignment names mesh "
+                       r"'m7', which is not in the topology"):
+        mpmd.make_config(topology, {"stage1": "m1"},
+                         output_mesh_assignment="m7#pinned_host")
+
+
+def test_partitioning_options_read_as_shardy_dict():
+    topology = meshes()
+    config = mpmd.make_config(topology, {"stage1": "m1", "stage2": "m2"},
+                              partitioning_options={
+                                  "mpmd_infer_transfers": True,
+                                  "mpmd_pipeline_schedule": "1F1B"})
+    options = config.partitioning_options
+    assert options["mpmd_infer_transfers"] is True
+    assert options.get("mpmd_split_bwd_fragments") is False
+    assert options["mpmd_pipeline_schedule"] == "1f1b"
+    assert options["mpmd_fragment_remat"] is False
+    assert options["infer_transfers"] is True  # our field names too
+    assert "mpmd_infer_transfers" in options and "nope" not in options
+    assert options.get("nope", 7) == 7
+    with pytest.raises(KeyError):
+        options["mpmd_nope"]
+    # The dict view goes back into make_config unchanged.
+    again = mpmd.make_config(topology, {"stage1": "m1", "stage2": "m2"},
+                             partitioning_options=dict(options))
+    assert again.partitioning_options == options
+    assert dict(again.partitioning_options) == dict(options)
+
+
 def test_validate_and_merge_partitioning_options():
     merge = mpmd.validate_and_merge_partitioning_options
     assert merge({"mpmd_split_bwd_fragments": True},
