@@ -296,13 +296,13 @@ def print_memory(rows: list[tuple[str, Any]]) -> None:
     print("peak KiB per device made by the step, predicted / measured "
           "(mpmd.runtime.memory); total: every live array on the mesh, "
           "measured")
-    header = (f"{'run':<31} " + " ".join(f"{m:>17}" for m in MESHES) +
+    header = (f"{'run':<31} " + " ".join(f"{m:>19}" for m in MESHES) +
               "  " + " ".join(f"{'total ' + m:>9}" for m in MESHES))
     print(header)
     print("-" * len(header))
     for name, table in rows:
         cells = " ".join(
-            f"{f'{r.predicted.step_bytes / 1024:.1f} / {r.measured.step_bytes / 1024:.1f}':>17}"
+            f"{f'{r.predicted.step_bytes / 1024:.1f} / {r.measured.step_bytes / 1024:.1f}':>19}"
             for r in (table[m] for m in MESHES))
         totals = " ".join(f"{table[m].measured.bytes / 1024:>9.1f}"
                           for m in MESHES)
