@@ -40,15 +40,28 @@ For zero-bubble-h1 it also says how many backward fragments were split
 its mesh) and the unit-cost bubbles with each unsplit backward costing
 B + W = 2.
 
-A second table gives the peak live buffers per mesh. It walks the plan as
-the executor's environment does: the inputs, then each step's outputs are
-added (a call's outputs on its mesh, a transfer's on its target), donated
-inputs die at their call (their buffers become outputs), and each step's
-`free` list is dropped after it. Per mesh it reports the maximum number of
-arrays alive at once and the maximum bytes alive at once (per device: each
-array's shard size from its sharding). Arrays the caller still holds (the
-step's arguments) are not counted once the plan frees them; in these plans
-it frees none of them (the update reads them last).
+A second table gives the peak live buffers per mesh predicted by
+`mpmd.runtime.memory.predict_peaks`, which walks the plan as the executor's
+environment does: the inputs, then each step's outputs are added (a call's
+outputs on its mesh, a transfer's on its target), donated inputs die at
+their call (their buffers become outputs), and each step's `free` list is
+dropped after it. Per mesh it reports the maximum number of arrays alive at
+once and the maximum bytes alive at once (per device: each array's shard
+size from its sharding). Arrays the caller still holds (the step's
+arguments) are not counted once the plan frees them; in these plans it
+frees none of them (the update reads them last).
+
+A third table sets beside it what one run really holds
+(`Compiled.run_with_memory`, docs/runtime.md#memory): per mesh, the peak
+bytes per device of the arrays the step makes, predicted / measured (live
+`jax.Array`s between steps), and the measured peak of everything alive on
+the mesh, the placed arguments included. The two step numbers agree when
+the runtime drops every value where the plan says; a row whose numbers
+differ is flagged.
+
+`--memory-sweep` prints only that table, for `--memory-schedules`
+(gpipe,1f1b) at each of `--memory-microbatches` (8,32): 1F1B's peak is
+bounded by the number of stages in flight, GPipe's grows with m.
 
 Block assignments: interleaved-1f1b uses `interleaved_assignment` with 8
 blocks (stage k on mesh k mod 4: v = 2 stages per mesh); the others use
@@ -60,6 +73,8 @@ Usage:
   PYTHONPATH=build/python_packages .venv/bin/python bench/schedules.py \\
     [--microbatches 8] [--blocks 8] [--dim 32] [--repeat 10]
     [--schedules gpipe,1f1b,interleaved-1f1b,zero-bubble-h1]
+  ... bench/schedules.py --memory-sweep [--memory-microbatches 8,32]
+    [--memory-schedules gpipe,1f1b]
 """
 
 from __future__ import annotations
@@ -82,7 +97,7 @@ import models  # noqa: E402
 
 from mpmd import pipeline_registry  # noqa: E402
 from mpmd.config import make_config  # noqa: E402
-from mpmd.runtime.executor import sharding_for  # noqa: E402
+from mpmd.runtime.memory import predict_peaks  # noqa: E402
 from mpmd.runtime.plan import CallStep, ExecutionPlan  # noqa: E402
 from mpmd.runtime.simulate import Costs, costs_from_trace, simulate  # noqa: E402
 from mpmd.stages import jit as mpmd_jit  # noqa: E402
@@ -188,70 +203,6 @@ def min_time(fn, repeat: int) -> float:
     return best
 
 
-# ---------------------------------------------------------------- liveness
-
-def _shard_bytes(shape, dtype, sharding) -> int:
-    shard = sharding.shard_shape(tuple(shape))
-    return int(np.prod(shard, dtype=np.int64)) * np.dtype(dtype).itemsize
-
-
-def peak_live(plan: ExecutionPlan, executor) -> dict[str, tuple[int, int]]:
-    """Per mesh: (max arrays alive at once, max bytes alive at once per
-    device), walking the plan like `PlanExecutor.run` walks its env."""
-    where: dict[int, tuple[str, int]] = {}  # value -> (mesh, bytes)
-    for index, (spec, sharding) in enumerate(
-            zip(plan.inputs, executor.input_shardings())):
-        where[index] = (spec.mesh, _shard_bytes(spec.shape, spec.dtype,
-                                                sharding))
-    count = {m.name: 0 for m in plan.meshes}
-    size = {m.name: 0 for m in plan.meshes}
-    peak_count = dict(count)
-    peak_size = dict(size)
-    live: set[int] = set()
-
-    def add(value: int, mesh: str, nbytes: int) -> None:
-        where[value] = (mesh, nbytes)
-        live.add(value)
-        count[mesh] += 1
-        size[mesh] += nbytes
-
-    def drop(value: int) -> None:
-        if value in live:
-            live.remove(value)
-            mesh, nbytes = where[value]
-            count[mesh] -= 1
-            size[mesh] -= nbytes
-
-    def note() -> None:
-        for mesh in count:
-            peak_count[mesh] = max(peak_count[mesh], count[mesh])
-            peak_size[mesh] = max(peak_size[mesh], size[mesh])
-
-    for index in range(len(plan.inputs)):
-        add(index, *where[index])
-    note()
-    for step in plan.steps:
-        if isinstance(step, CallStep):
-            program = executor.programs[step.program]
-            donated = plan.programs[step.program].donated_args
-            # A donated input's buffers become an output's: it dies as the
-            # call starts, and the inputs and outputs are alive together.
-            for arg in donated:
-                drop(step.inputs[arg])
-            for value, aval, sharding in zip(step.outputs, program.out_avals,
-                                             program.out_shardings):
-                add(value, step.mesh,
-                    _shard_bytes(aval.shape, aval.dtype, sharding))
-        else:
-            sharding = sharding_for(step.type, executor.meshes)
-            add(step.output, step.target,
-                _shard_bytes(step.type.shape, step.type.dtype, sharding))
-        note()
-        for value in step.free:
-            drop(value)
-    return {mesh: (peak_count[mesh], peak_size[mesh]) for mesh in count}
-
-
 # ---------------------------------------------------------------- one schedule
 
 def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -344,9 +295,78 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
         "jit_s": jit_s,
         "lower_s": lower_s,
         "compile_s": compile_s,
-        "peak": peak_live(plan, compiled.executor),
+        "peak": predict_peaks(compiled.executor),
+        "measured": compiled.run_with_memory(*placed)[1],
         "schedule_text": lowered.schedule_text(),
     }
+
+
+# ---------------------------------------------------------------- memory
+
+def print_memory(rows: list[tuple[str, Any]]) -> None:
+    """One row per (name, MemoryTable): per mesh, the peak KiB per device of
+    the arrays the step makes, predicted (plan walk) / measured (live
+    arrays between steps), and the measured peak of everything alive on
+    the mesh (the caller's parameters and inputs included)."""
+    print("peak KiB per device made by the step, predicted / measured "
+          "(mpmd.runtime.memory); total: every live array on the mesh, "
+          "measured")
+    header = (f"{'run':<31} " + " ".join(f"{m:>19}" for m in MESHES) +
+              "  " + " ".join(f"{'total ' + m:>9}" for m in MESHES))
+    print(header)
+    print("-" * len(header))
+    for name, table in rows:
+        cells = " ".join(
+            f"{f'{r.predicted.step_bytes / 1024:.1f} / {r.measured.step_bytes / 1024:.1f}':>19}"
+            for r in (table[m] for m in MESHES))
+        totals = " ".join(f"{table[m].measured.bytes / 1024:>9.1f}"
+                          for m in MESHES)
+        differ = [r.mesh for r in table
+                  if r.predicted.step_bytes != r.measured.step_bytes]
+        note = f"  measured != predicted on {', '.join(differ)}" if differ \
+            else ""
+        print(f"{name:<31} {cells}  {totals}{note}")
+    if rows and not all(table.stats_available for _, table in rows):
+        print("  device memory statistics (memory_stats) are not available "
+              "on this backend")
+
+
+def memory_sweep(args: argparse.Namespace) -> None:
+    """--memory-sweep: each of --memory-schedules at each of
+    --memory-microbatches, lowered, compiled and run once with
+    `run_with_memory`; prints the memory table and, per schedule, how much
+    the largest measured per-mesh peak grew from the first m to the last."""
+    counts = [int(m) for m in args.memory_microbatches.split(",")]
+    rows = []
+    growth: dict[str, list[int]] = {}
+    for schedule in args.memory_schedules.split(","):
+        assignment = models.transformer_assignment(args.blocks, MESHES)
+        config = make_config(four_meshes(), assignment,
+                             partitioning_options={
+                                 "pipeline_schedule": schedule})
+        for m in counts:
+            run_args = argparse.Namespace(**{**vars(args), "microbatches": m})
+            params, tokens, targets = data(run_args, args.blocks)
+            start = time.perf_counter()
+            lowered = mpmd_jit(models.transformer_microbatched_step,
+                               config).lower(params, tokens, targets)
+            compiled = lowered.compile()
+            placed = jax.block_until_ready(jax.device_put(
+                (params, tokens, targets),
+                lowered.function_named_shardings.inputs))
+            _, table = compiled.run_with_memory(*placed)
+            print(f"  {schedule}, m = {m}: {len(lowered.plan.steps)} steps, "
+                  f"{time.perf_counter() - start:.1f} s", flush=True)
+            rows.append((f"{schedule}, m = {m}", table))
+            growth.setdefault(schedule, []).append(
+                max(r.measured.step_bytes for r in table))
+            del placed, compiled, lowered
+    print()
+    print_memory(rows)
+    for schedule, peaks in growth.items():
+        print(f"  {schedule}: largest measured step peak {peaks[0] / 1024:.1f}"
+              f" KiB at m = {counts[0]}, {peaks[-1] / 1024:.1f} KiB at m = "
+              f"{counts[-1]} (x{peaks[-1] / peaks[0]:.2f})")
 
 
 def main() -> None:
@@ -368,10 +388,21 @@ def main() -> None:
                              "Shardy registry names; 'all' for every one")
     parser.add_argument("--show-orders", action="store_true",
                         help="print each schedule's per-mesh order")
+    parser.add_argument("--memory-sweep", action="store_true",
+                        help="only the memory table: --memory-schedules at "
+                             "each of --memory-microbatches")
+    parser.add_argument("--memory-schedules", default="gpipe,1f1b")
+    parser.add_argument("--memory-microbatches", default="8,32")
     args = parser.parse_args()
     if len(jax.devices()) < 8:
         sys.exit("needs 8 devices: XLA_FLAGS="
                  "--xla_force_host_platform_device_count=8")
+    if args.memory_sweep:
+        print(f"transformer: dim {args.dim}, seq {args.seq}, batch "
+              f"{args.batch}, vocab {args.vocab}, {args.blocks} blocks; "
+              "4 meshes x 2 CPU devices")
+        memory_sweep(args)
+        return
 
     print(f"transformer: dim {args.dim}, seq {args.seq}, batch {args.batch}, "
           f"vocab {args.vocab}; m = {args.microbatches} microbatches; "
@@ -442,9 +473,11 @@ def main() -> None:
     print("-" * len(header))
     for r in results:
         cells = " ".join(
-            f"{f'{c} / {b / 1024:.0f}':>13}"
-            for c, b in (r["peak"][m] for m in MESHES))
+            f"{f'{p.arrays} / {p.bytes / 1024:.0f}':>13}"
+            for p in (r["peak"][m] for m in MESHES))
         print(f"{r['schedule']:<31} {cells}")
+    print()
+    print_memory([(r["schedule"], r["measured"]) for r in results])
     print(f"total {time.perf_counter() - total:.0f} s")
 
 

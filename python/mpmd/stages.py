@@ -34,6 +34,8 @@ from mpmd.errors import CompilerError, MpmdError
 from mpmd.pipeline import to_mpmd
 from mpmd.runtime import processes
 from mpmd.runtime.executor import PlanExecutor, sharding_for
+from mpmd.runtime.memory import (MemoryProfileError, MemoryRecorder,
+                                 MemoryTable, predict_peaks)
 from mpmd.runtime.plan import ExecutionPlan, format_layout
 from mpmd.runtime.trace import Trace, TraceRecorder
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
@@ -452,6 +454,32 @@ class Compiled:
                                           json.dumps(trace.to_dict()))])
         return (jax.tree_util.tree_unflatten(self.lowered.out_tree, results),
                 trace)
+
+    def run_with_memory(self, *args: Any,
+                        **kwargs: Any) -> tuple[Any, MemoryTable]:
+        """Runs like calling, and returns the results with a `MemoryTable`:
+        per mesh, the peak bytes per device the plan predicts
+        (`predict_peaks`) beside those measured between steps from the
+        arrays really alive (`MemoryRecorder`, `docs/runtime.md#memory`).
+        The inputs are placed before the measurement starts, so they count
+        in its `total` and `start`, not in its `step`. Every step is waited
+        for, as in `run_traced`. One process only."""
+        if processes.is_multiprocess():
+            raise MemoryProfileError(
+                "run_with_memory measures one process's arrays; it is not "
+                "supported in a multi-process job")
+        args = self._dynamic(args)
+        predicted = predict_peaks(self.executor)
+        placed = jax.block_until_ready(self._place_inputs(args, kwargs))
+        recorder = MemoryRecorder.for_executor(self.executor)
+        recorder.start()
+        results = jax.block_until_ready(
+            self.executor.run(placed, recorder=recorder))
+        del placed
+        measured = recorder.finish()
+        table = MemoryTable.build(predicted, measured, recorder.samples)
+        return (jax.tree_util.tree_unflatten(self.lowered.out_tree, results),
+                table)
 
     def _place_inputs(self, args: Sequence[Any],
                       kwargs: dict[str, Any]) -> list[jax.Array]:
