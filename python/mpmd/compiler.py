@@ -118,6 +118,10 @@ class OptimizeOptions:
     merge_predicate: Callable[[list[dict[str, Any]]],
                               Sequence[tuple[str, str]]] | None = None
     merge_last_stage: bool = False
+    # Recompute forward fragments right before their backward (after the
+    # schedule); merge_remat fuses each copy into that backward.
+    remat: bool = False
+    merge_remat: bool = False
 
 
 class Partitioner:
@@ -163,7 +167,8 @@ class Partitioner:
                 order=optimize.order,
                 merge_rules=list(optimize.merge_rules),
                 merge_predicate=optimize.merge_predicate,
-                merge_last_stage=optimize.merge_last_stage)
+                merge_last_stage=optimize.merge_last_stage,
+                remat=optimize.remat, merge_remat=optimize.merge_remat)
         except _mpmd_compiler.DiagnosticError as error:
             _raise_compiler_error(error)
 

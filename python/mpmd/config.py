@@ -55,6 +55,12 @@ class PartitioningOptions(collections.abc.Mapping):
     # Split backward fragments into input- and weight-gradient parts (needed
     # by zero-bubble schedules; implied by "zero-bubble-h1").
     split_backward: bool = False
+    # Rematerialize activations: each forward fragment is recomputed right
+    # before its backward, so its residuals do not stay alive while other
+    # microbatches run (Shardy's mpmd_fragment_remat); `merge_remat` fuses
+    # the recomputation into the backward program.
+    remat: bool = False
+    merge_remat: bool = False
 
     def _shardy_view(self) -> dict[str, Any]:
         view: dict[str, Any] = {}
@@ -175,8 +181,8 @@ SHARDY_OPTIONS: dict[str, str | None] = {
     "mpmd_copy_constant_creation_from_producer_to_consumer": None,
     # Every mesh compiles its own programs; nothing assumes equal devices.
     "mpmd_assume_homogeneous_devices": None,
-    "mpmd_fragment_remat": "unsupported",
-    "mpmd_merge_remat_fragments": "unsupported",
+    "mpmd_fragment_remat": "remat",
+    "mpmd_merge_remat_fragments": "merge_remat",
     "mpmd_apply_merge_transfers_pass": "unsupported",
 }
 
@@ -405,6 +411,10 @@ def make_config(topology: Mapping[str, Any],
     options = PartitioningOptions(**values)
 
     _check_schedule(options)
+    if options.merge_remat and not options.remat:
+        raise ConfigError("merge_remat (mpmd_merge_remat_fragments) fuses "
+                          "recomputed forwards into their backward; it needs "
+                          "remat (mpmd_fragment_remat) = True")
     config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
                         output_mesh_assignment, options,
                         read_input_output_mesh_from_shardings)

@@ -574,7 +574,9 @@ def _merge_pairs(fragments: Sequence["_schedules.FragmentInfo"],
 
 
 # Shardy option -> PartitioningOptions field, for options that map.
-_OPTION_FIELDS = {"mpmd_split_bwd_fragments": "split_backward"}
+_OPTION_FIELDS = {"mpmd_split_bwd_fragments": "split_backward",
+                  "mpmd_fragment_remat": "remat",
+                  "mpmd_merge_remat_fragments": "merge_remat"}
 # Shardy options this compiler always honours (nothing to set).
 _ALWAYS = {"mpmd_merge_inferred_after_scheduling"}
 
@@ -583,7 +585,9 @@ def required_options(schedule: PipelineSchedule) -> dict[str, Any]:
     """The `mpmd.config.PartitioningOptions` fields (name -> value) that
     `schedule.required_mpmd_options` asks for.
 
-    `mpmd_split_bwd_fragments` sets `split_backward`.
+    `mpmd_split_bwd_fragments` sets `split_backward`,
+    `mpmd_fragment_remat` / `mpmd_merge_remat_fragments` set `remat` /
+    `merge_remat`.
     `mpmd_merge_inferred_after_scheduling` needs nothing: inferred fragments
     are always merged after scheduling here (so that they add no ordering
     constraint). Any other option raises MpmdError ("not supported yet").

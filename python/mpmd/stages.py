@@ -158,7 +158,7 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
                       opts.infer_transfers, opts.infer_cross_mesh_reductions),
         OptimizeOptions(kind, opts.split_backward, order,
                         merge_pairs(rules, []), merge_predicate,
-                        opts.merge_last_stage))
+                        opts.merge_last_stage, opts.remat, opts.merge_remat))
 
 
 def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:

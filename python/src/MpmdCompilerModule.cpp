@@ -586,7 +586,7 @@ public:
                       const std::vector<std::pair<std::string, std::string>>
                           &mergeRules,
                       std::optional<nb::callable> mergePredicate,
-                      bool mergeLastStage) {
+                      bool mergeLastStage, bool remat, bool mergeRemat) {
     if (!module)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
@@ -605,6 +605,8 @@ public:
     for (auto &[first, second] : mergeRules)
       optimizeOptions.mergeRules.push_back({first, second});
     optimizeOptions.mergeLastStage = mergeLastStage;
+    optimizeOptions.remat = remat;
+    optimizeOptions.mergeRemat = mergeRemat;
     // The providers refer to the callables on this frame: copies of them
     // (passes copy their options) must not touch Python objects without
     // the GIL.
@@ -824,12 +826,15 @@ NB_MODULE(_mpmd_compiler, m) {
            nb::arg("merge_rules") =
                std::vector<std::pair<std::string, std::string>>(),
            nb::arg("merge_predicate").none() = nb::none(),
-           nb::arg("merge_last_stage") = false,
+           nb::arg("merge_last_stage") = false, nb::arg("remat") = false,
+           nb::arg("merge_remat") = false,
            "Partitions the module (once). `assignment` is [(name, mesh, "
            "stage or None)], the io assignments [(index, mesh, memory "
            "kind or '')]. `order(fragments) -> {mesh: [key, ...]}` gives "
            "an explicit schedule's order, `merge_predicate(fragments) -> "
-           "[(label, label)]` more merge rules; fragments are dicts "
+           "[(label, label)]` more merge rules; `remat` recomputes forward "
+           "fragments before their backward (`merge_remat` fuses the "
+           "copies into it); fragments are dicts "
            "(origins as (name, transpose count) pairs, stage, "
            "call_counter, mesh, kind, label, key). Returns (printed "
            "MPMD module, execution plan as JSON text).");

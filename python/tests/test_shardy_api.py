@@ -54,8 +54,8 @@ def test_make_config_with_shardys_signature():
      "'yes', which is not a boolean"),
     ({"mpmd_pipeline_schedule": "Zigzag"}, "mpmd_pipeline_schedule 'Zigzag' "
      "is not a pipeline schedule; valid: .*'1F1B'"),
-    ({"mpmd_fragment_remat": True}, "not supported yet: partitioning option "
-     "'mpmd_fragment_remat' = True"),
+    ({"mpmd_apply_merge_transfers_pass": True}, "not supported yet: "
+     "partitioning option 'mpmd_apply_merge_transfers_pass' = True"),
     ({"mpmd_apply_merge_transfers_pass": True}, "not supported yet"),
     ({"mpmd_infer_transfers": True, "infer_transfers": False},
      "set 'infer_transfers' twice"),

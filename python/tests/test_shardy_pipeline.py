@@ -180,9 +180,13 @@ def test_required_options():
     assert pipeline.required_options(schedule) == {"split_backward": True}
     assert pipeline.required_options(pipeline.PipelineSchedule()) == {}
     with pytest.raises(MpmdError, match=r"^not supported yet: required "
-                       r"option 'mpmd_fragment_remat'"):
+                       r"option 'mpmd_apply_merge_transfers_pass'"):
         pipeline.required_options(pipeline.PipelineSchedule(
-            required_mpmd_options={"mpmd_fragment_remat": True}))
+            required_mpmd_options={"mpmd_apply_merge_transfers_pass": True}))
+    assert pipeline.required_options(pipeline.PipelineSchedule(
+        required_mpmd_options={"mpmd_fragment_remat": True,
+                               "mpmd_merge_remat_fragments": False})) == {
+        "remat": True, "merge_remat": False}
     with pytest.raises(MpmdError, match="not supported yet: required option "
                        "'mpmd_pipeline_schedule'.*rule builders define"):
         pipeline.required_options(pipeline.PipelineSchedule(

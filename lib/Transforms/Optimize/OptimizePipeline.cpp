@@ -29,6 +29,12 @@ void mlir::mpmd::addOptimizePipeline(OpPassManager &pm,
     pm.addPass(
         createMergeFragmentsPass(std::move(merge), options.mergeRuleProvider));
   }
+  // Last: the copies go where the backwards run, after every reordering.
+  if (options.remat) {
+    RematFragmentsPassOptions remat;
+    remat.merge = options.mergeRemat;
+    pm.addPass(createRematFragmentsPass(remat));
+  }
 }
 
 OptimizeOptions OptimizePipelineOptions::typed() const {
@@ -38,6 +44,8 @@ OptimizeOptions OptimizePipelineOptions::typed() const {
   options.splitBackward = splitBackward;
   options.mergeRules.assign(mergeRules.begin(), mergeRules.end());
   options.mergeLastStage = mergeLastStage;
+  options.remat = remat;
+  options.mergeRemat = mergeRemat;
   return options;
 }
 

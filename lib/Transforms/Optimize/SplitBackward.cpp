@@ -31,14 +31,22 @@ using namespace mlir::mpmd;
 namespace {
 
 /// True if a result of a backward fragment is something another stage waits
-/// for. Values read by the weight-gradient part of an earlier split count as
-/// well, so that running the pass twice leaves B fragments whole.
-bool feedsInputGradient(Value result) {
-  return llvm::any_of(result.getUsers(), [](Operation *user) {
+/// for: it leaves the mesh, or the backward of another stage on the same mesh
+/// reads it (the turn of a V placement, or interleaved stages). Values read
+/// by the weight-gradient part of an earlier split count as well, so that
+/// running the pass twice leaves B fragments whole.
+bool feedsInputGradient(Value result, FragmentOp producer) {
+  return llvm::any_of(result.getUsers(), [&](Operation *user) {
     if (isa<TransferOp>(user))
       return true;
     auto fragment = dyn_cast<FragmentOp>(user);
-    return fragment && fragment->hasAttr(kWeightGradientAttrName);
+    if (!fragment)
+      return false;
+    if (fragment->hasAttr(kWeightGradientAttrName))
+      return true;
+    return fragment.getStageIdAttr() && producer.getStageIdAttr() &&
+           fragment.getStageIdAttr() != producer.getStageIdAttr() &&
+           getFragmentInfo(fragment).kind == FragmentKind::kBackward;
   });
 }
 
@@ -50,7 +58,7 @@ void splitFragment(FragmentOp fragment) {
   unsigned numResults = fragment.getNumResults();
   SmallVector<bool> leaves(numResults);
   for (unsigned i = 0; i < numResults; ++i)
-    leaves[i] = feedsInputGradient(fragment.getResult(i));
+    leaves[i] = feedsInputGradient(fragment.getResult(i), fragment);
   if (llvm::all_of(leaves, [](bool b) { return b; }) ||
       llvm::none_of(leaves, [](bool b) { return b; }))
     return;

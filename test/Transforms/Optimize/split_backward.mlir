@@ -155,3 +155,30 @@ func.func @sharded(%y: !m2) -> (!m1, !m2)
   %3 = mpmd.transfer %0#0 : (!m2) -> !m1
   func.return %3, %0#1 : !m1, !m2
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// The turn of a V: stages 1 and 0 share m1, and the backward of stage 1
+// feeds the backward of stage 0 on the same mesh. Stage 0 waits for that
+// input gradient, so stage 1's backward is split although nothing leaves
+// the mesh.
+// CHECK-LABEL: func.func @v_turn
+// CHECK: %[[B1:.*]] = mpmd.fragment<mesh="m1", origin=["s1"(1)], stage=1> (%arg0, %arg1)
+// CHECK: mpmd.fragment<mesh="m1", origin=["s1"(1)], stage=1> ({{.*}}) {call_counter = 0 : ui32, mpmd.weight_gradient}
+// CHECK: mpmd.fragment<mesh="m1", origin=["s0"(1)], stage=0> (%[[B1]], %arg2)
+func.func @v_turn(%g: !m1, %w1: !m1, %w0: !m1) -> (!m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
+  %b1:2 = mpmd.fragment<mesh="m1", origin=["s1"(1)], stage=1> (%g, %w1) {call_counter = 0 : ui32} (%d: !t, %w: !t) {
+    %dx = stablehlo.multiply %d, %w : !t
+    %dw = stablehlo.multiply %d, %d : !t
+    mpmd.return %dx, %dw : !t, !t
+  } : (!m1, !m1) -> (!m1, !m1)
+  %b0 = mpmd.fragment<mesh="m1", origin=["s0"(1)], stage=0> (%b1#0, %w0) {call_counter = 0 : ui32} (%d: !t, %w: !t) {
+    %dw = stablehlo.multiply %d, %w : !t
+    mpmd.return %dw : !t
+  } : (!m1, !m1) -> !m1
+  func.return %b0, %b1#1 : !m1, !m1
+}

@@ -48,6 +48,10 @@ SmallVector<FragmentInfo> listUserFragments(ArrayRef<func::FuncOp> entries);
 inline constexpr llvm::StringLiteral kWeightGradientAttrName =
     "mpmd.weight_gradient";
 
+/// Discardable attribute marking a forward fragment recomputed for its
+/// backward (mpmd-remat-fragments), or a fragment it was merged into.
+inline constexpr llvm::StringLiteral kRematAttrName = "mpmd.remat";
+
 /// Fuses `first` and `second` (same mesh, `first` earlier in the block) into
 /// one fragment created right before `anchor` (one of the two), which must
 /// be a valid position: the caller checks that `second`'s operands exist

@@ -67,6 +67,10 @@ struct OptimizeOptions {
   std::vector<MergeRule> mergeRules;
   MergeRuleProvider mergeRuleProvider;
   bool mergeLastStage = false;
+  /// Recompute forward fragments before their backward (after the schedule
+  /// and merges), and fuse each copy into that backward.
+  bool remat = false;
+  bool mergeRemat = false;
 };
 
 } // namespace mlir::mpmd

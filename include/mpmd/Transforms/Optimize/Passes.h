@@ -49,6 +49,14 @@ struct OptimizePipelineOptions
       *this, "merge-last-stage",
       llvm::cl::desc("Fuse each microbatch's fragments on the last mesh"),
       llvm::cl::init(false)};
+  Option<bool> remat{
+      *this, "remat",
+      llvm::cl::desc("Recompute forward fragments before their backward"),
+      llvm::cl::init(false)};
+  Option<bool> mergeRemat{
+      *this, "merge-remat",
+      llvm::cl::desc("Fuse each recomputed forward into its backward"),
+      llvm::cl::init(false)};
 
   OptimizeOptions typed() const;
 };

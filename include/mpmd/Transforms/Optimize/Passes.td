@@ -66,4 +66,23 @@ def SplitBackwardPass : Pass<"mpmd-split-backward", "ModuleOp"> {
   }];
 }
 
+def RematFragmentsPass : Pass<"mpmd-remat-fragments", "ModuleOp"> {
+  let summary = "Recomputes forward fragments right before their backward";
+  let description = [{
+    Activation rematerialization (Shardy's `mpmd_fragment_remat`): for each
+    forward fragment whose results backward fragments of the same mesh and
+    call counter read, with fragments of other call counters running on the
+    mesh in between,
+    a copy (marked `mpmd.remat`) is placed right before the first of those
+    backward fragments, and they read the copy. The forward keeps only the
+    results others read; the residuals no longer live across the schedule.
+    With `merge` (Shardy's `mpmd_merge_remat_fragments`), the copy is fused
+    into that backward fragment. Runs after the schedule.
+  }];
+  let options = [
+    Option<"merge", "merge", "bool", /*default=*/"false",
+           "Fuse each copy into the backward fragment it feeds">,
+  ];
+}
+
 #endif // MPMD_TRANSFORMS_OPTIMIZE_PASSES_TD

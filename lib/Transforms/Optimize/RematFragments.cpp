@@ -1,0 +1,113 @@
+//===- RematFragments.cpp - Recompute forward fragments in the backward ---===//
+//
+// A forward fragment F's results that its backward fragments read (the
+// residuals autodiff keeps: activations and intermediates) stay alive from F
+// until the backward runs; in a pipeline, microbatches' worth of them pile up
+// on the early stages. Rematerialization trades that memory for compute: a
+// copy of F runs right before the first backward fragment that reads it, the
+// backwards read the copy, and F keeps only the results other ops read (the
+// activation for the next stage). What must stay alive instead are F's
+// operands, usually one activation and the parameters.
+//
+// Runs after the schedule, so the copy sits where the backward runs. With
+// `merge`, the copy is fused into that backward fragment: one program
+// recomputes and differentiates. F's unused results are dropped by
+// mpmd-cleanup (export runs it first).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
+#include "mpmd/Transforms/Optimize/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::mpmd {
+#define GEN_PASS_DEF_REMATFRAGMENTSPASS
+#include "mpmd/Transforms/Optimize/Passes.h.inc"
+} // namespace mlir::mpmd
+
+using namespace mlir;
+using namespace mlir::mpmd;
+
+namespace {
+
+/// The backward fragments (every origin a transpose) on `forward`'s mesh,
+/// with its call counter, that read its results; in block order.
+SmallVector<FragmentOp> backwardReaders(FragmentOp forward,
+                                        const FragmentInfo &info) {
+  SmallVector<FragmentOp> readers;
+  for (Operation *user : forward->getUsers()) {
+    auto fragment = dyn_cast<FragmentOp>(user);
+    if (!fragment || llvm::is_contained(readers, fragment))
+      continue;
+    FragmentInfo other = getFragmentInfo(fragment);
+    if (other.mesh != info.mesh || other.callCounter != info.callCounter ||
+        (other.kind != FragmentKind::kBackward &&
+         other.kind != FragmentKind::kWeightGradient))
+      continue;
+    readers.push_back(fragment);
+  }
+  llvm::sort(readers, [](FragmentOp a, FragmentOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  return readers;
+}
+
+/// True if a user fragment of another microbatch (call counter) runs on the
+/// mesh strictly between `from` and `to`: only then do the residuals stay
+/// alive while the mesh works on something else (a microbatch's own later
+/// stages, or inferred code, are no reason to recompute).
+bool otherWorkBetween(Operation *from, Operation *to, const FragmentInfo &info) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (auto fragment = dyn_cast<FragmentOp>(op);
+        fragment && fragment.isUserFragment() &&
+        fragment.getMeshName() == info.mesh) {
+      std::optional<uint64_t> counter = getFragmentInfo(fragment).callCounter;
+      if (counter && counter != info.callCounter)
+        return true;
+    }
+  return false;
+}
+
+struct RematFragmentsPass
+    : public EntryFunctionPass<RematFragmentsPass,
+                               mlir::mpmd::impl::RematFragmentsPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
+
+  LogicalResult runOnEntryFunctions(ModuleOp, ArrayRef<func::FuncOp> entries) {
+    for (func::FuncOp func : entries) {
+      SmallVector<FragmentOp> forwards;
+      for (auto fragment : func.getBody().getOps<FragmentOp>())
+        if (fragment.isUserFragment() &&
+            getFragmentInfo(fragment).kind == FragmentKind::kForward)
+          forwards.push_back(fragment);
+      for (FragmentOp forward : forwards)
+        remat(forward);
+    }
+    return success();
+  }
+
+  void remat(FragmentOp forward) {
+    FragmentInfo info = getFragmentInfo(forward);
+    SmallVector<FragmentOp> readers = backwardReaders(forward, info);
+    if (readers.empty() || !otherWorkBetween(forward, readers.front(), info))
+      return;
+    FragmentOp first = readers.front();
+    OpBuilder builder(first);
+    auto copy = cast<FragmentOp>(builder.clone(*forward.getOperation()));
+    copy->setAttr(kRematAttrName, builder.getUnitAttr());
+    for (FragmentOp reader : readers)
+      for (auto [original, recomputed] :
+           llvm::zip(forward.getResults(), copy.getResults()))
+        original.replaceUsesWithIf(recomputed, [&](OpOperand &use) {
+          return use.getOwner() == reader.getOperation();
+        });
+    if (merge)
+      mergeFragments(copy, first, first);
+  }
+};
+
+} // namespace
