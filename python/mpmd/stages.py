@@ -506,6 +506,13 @@ class Compiled:
                     f"{tuple(value.shape)} and dtype {np.dtype(value.dtype).name}"
                     f", but the program was lowered for shape {spec.shape} and"
                     f" dtype {spec.dtype.name}; lower again for new shapes")
+            if isinstance(value, jax.Array) and value.is_deleted():
+                # Donated to an earlier call (or deleted): its buffers are
+                # gone, and the executor's fast path does not look again.
+                raise InputError(
+                    f"argument {self._where(args, kwargs, index)} was "
+                    "deleted (donated to an earlier call?); pass a live "
+                    "array")
             if isinstance(value, jax.Array) and value.sharding == sharding:
                 placed.append(value)  # already on its mesh: no copy
             elif isinstance(value, jax.Array) and value._committed:

@@ -191,3 +191,10 @@ def test_donated_parameters_are_reused_and_deleted(donate):
     assert not any(d.is_deleted() for d in data)
     donated = sum(len(p.donated_args) for p in lowered.plan.programs.values())
     assert donated >= 1
+    if donate:
+        # Calling again with the consumed parameters is an error naming
+        # the argument, not a crash.
+        with pytest.raises(mpmd.errors.MpmdError, match=r"argument "
+                           r"\[0\]\[0\]\['stage0'\]\['w1'\] was deleted \(donated to an "
+                           r"earlier call\?\)"):
+            lowered.compile()(placed, *data)

@@ -16,7 +16,7 @@ of are global arrays without addressable shards, as in `jax.jit`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
@@ -65,6 +65,18 @@ class PlanExecutor:
     # source value's sharding.
     held: frozenset[str] | None = None
     remote_transfers: dict[int, NamedSharding] = field(default_factory=dict)
+    # run()'s fast path: the plan as tuples (built at the first run), and
+    # how many values the plan numbers.
+    _fast_steps: list[tuple] | None = field(default=None, repr=False)
+    _num_values: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        count = len(self.plan.inputs)
+        for step in self.plan.steps:
+            outs = (step.outputs if isinstance(step, CallStep)
+                    else (step.output,))
+            count = max(count, max(outs, default=-1) + 1)
+        self._num_values = count
 
     @classmethod
     def compile(cls, plan: ExecutionPlan,
@@ -131,6 +143,8 @@ class PlanExecutor:
         """Runs the plan on inputs already placed on their meshes."""
         if self.held is not None:
             return self._run_held(inputs, recorder)
+        if recorder is None:
+            return self._run_fast(inputs)
         env: dict[int, jax.Array] = dict(enumerate(inputs))
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
@@ -146,6 +160,63 @@ class PlanExecutor:
                 env.pop(value, None)
         return [env[value] for value in self.plan.output_values]
 
+    def _run_fast(self, inputs: Sequence[jax.Array]) -> list[jax.Array]:
+        """`run` without a recorder, on one process: the plan flattened
+        into tuples once, values in a list, each program called through
+        JAX's C++ dispatch of its executable. The inputs the plan reads are
+        its own outputs or the placed arguments, so the per-call checks of
+        `MeshProgram.__call__` are left out; a failing call is re-run
+        through them to say what went wrong."""
+        steps = self._fast_steps
+        if steps is None:
+            steps = self._fast_steps = self._flatten_steps()
+        env: list[Any] = [None] * self._num_values
+        env[:len(inputs)] = inputs
+        index = 0
+        try:
+            for index, (call, fn, ins, outs, free, extra) in enumerate(steps):
+                if call:
+                    results = fn(*[env[i] for i in ins], *extra)
+                    for value, result in zip(outs, results):
+                        env[value] = result
+                else:
+                    env[outs] = transfer(env[ins], fn)
+                for value in free:
+                    env[value] = None
+        except Exception as error:
+            step = self.plan.steps[index]
+            if not isinstance(step, CallStep):
+                raise
+            args = [env[value] for value in step.inputs]
+            args.extend(self.constants.get(index, ()))
+            problem = self.programs[step.program]._input_error(args)
+            if problem is not None:
+                raise problem from error
+            raise self._execution_error(step, error) from error
+        return [env[value] for value in self.plan.output_values]
+
+    def _flatten_steps(self) -> list[tuple]:
+        steps = []
+        for index, step in enumerate(self.plan.steps):
+            if isinstance(step, CallStep):
+                program = self.programs[step.program]
+                steps.append((True, program.dispatcher(), step.inputs,
+                              step.outputs, step.free,
+                              tuple(self.constants.get(index, ()))))
+            else:
+                steps.append((False, sharding_for(step.type, self.meshes),
+                              step.input, step.output, step.free, ()))
+        return steps
+
+    def _execution_error(self, step: CallStep,
+                         error: Exception) -> "ProgramExecutionError":
+        where = (f" on process {jax.process_index()}"
+                 if self.held is not None else "")
+        return ProgramExecutionError(
+            f"program {step.program} on mesh {step.mesh!r} "
+            f"(origins: {', '.join(map(str, step.origins)) or 'inferred'}) "
+            f"failed{where}: {error}")
+
     def _call(self, index: int, step: CallStep, env: dict[int, jax.Array],
               recorder: "StepRecorder | None") -> None:
         args = [env[value] for value in step.inputs]
@@ -158,12 +229,7 @@ class PlanExecutor:
         except MpmdError:
             raise
         except Exception as error:  # XLA reports as RuntimeError etc.
-            where = (f" on process {jax.process_index()}"
-                     if self.held is not None else "")
-            raise ProgramExecutionError(
-                f"program {step.program} on mesh {step.mesh!r} "
-                f"(origins: {', '.join(map(str, step.origins)) or 'inferred'}) "
-                f"failed{where}: {error}") from error
+            raise self._execution_error(step, error) from error
         if recorder:
             recorder.after(step, results)
         env.update(zip(step.outputs, results))

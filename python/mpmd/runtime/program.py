@@ -401,6 +401,19 @@ class MeshProgram:
                 raise error from e
             raise
 
+    def dispatcher(self) -> Any:
+        """A callable running the program without `__call__`'s checks: JAX's
+        C++ dispatch of the executable (what `jax.stages.Compiled` calls
+        after its first call), or the Compiled itself where JAX gives no
+        such path. For callers whose arguments are known to fit, such as
+        the executor walking its plan."""
+        compiled = self.compiled
+        try:
+            fast = compiled._executable.create_cpp_call(compiled._params)
+        except Exception:  # a JAX without it: the public call
+            fast = None
+        return fast if fast is not None else compiled
+
     def _describe_expected(self, i: int) -> str:
         return (
             f"jax.Array {_describe_aval(self.in_avals[i])} with sharding "
