@@ -36,7 +36,7 @@ def mlp():
                          {f"layer{i}": (MESHES[i], i) for i in range(4)})
     compiled = jit(models.mlp_train_step, config).lower(params, x, y).compile()
     plain = compiled(params, x, y)
-    traced, trace = compiled.run_traced(params, x, y)
+    traced, trace = compiled.run_traced(params, x, y, source="host")
     return compiled, plain, traced, trace
 
 
