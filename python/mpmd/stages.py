@@ -457,6 +457,9 @@ class Compiled:
                     if source == "profiler" or (
                             error.results is not None
                             and donates_inputs(self.plan)):
+                        if error.results is not None:  # as a call returns
+                            error.results = jax.tree_util.tree_unflatten(
+                                self.lowered.out_tree, error.results)
                         raise
                     reason = str(error)
                 else:
