@@ -26,7 +26,8 @@ compiles it, checks once that the result equals `jax.jit` of the same step
            every mesh has the same work (2 blocks per microbatch), as the
            closed forms assume; with them, m1 and m4 carry 3 fragments per
            microbatch and m2, m3 carry 2
-  traced   simulated bubble fraction with costs measured by a traced run
+  traced   simulated bubble fraction with costs measured by a traced run with
+           host timestamps (serialized: each step's own cost)
            (`costs_from_trace`: each call's mean duration by label, so
            inferred fragments count too), transfers at their mean traced
            time; `sim ms` is its simulated step time
@@ -257,7 +258,9 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
     # Traced runs: the one with the smallest total time gives the costs.
     best_trace = None
     for _ in range(args.traces):
-        _, trace = compiled.run_traced(*placed)
+        # Host timestamps: each step's own cost, not slowed down by the
+        # meshes' concurrency (the costs feed a simulation).
+        _, trace = compiled.run_traced(*placed, source="host")
         if best_trace is None or trace.total_us < best_trace.total_us:
             best_trace = trace
     transfers = [t.end_us - t.start_us for t in best_trace.transfers]

@@ -37,6 +37,8 @@ from mpmd.runtime.executor import PlanExecutor, sharding_for
 from mpmd.runtime.memory import (MemoryProfileError, MemoryRecorder,
                                  MemoryTable, predict_peaks)
 from mpmd.runtime.plan import ExecutionPlan, format_layout
+from mpmd.runtime.profile import (ProfileError, check_source, donates_inputs,
+                                  profile_run)
 from mpmd.runtime.trace import Trace, TraceRecorder
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.shardings import (ShardingError, add_entry_shardings, flat_prefix,
@@ -433,14 +435,50 @@ class Compiled:
             return tuple(args)
         return tuple(_split_static(args, self.lowered.static_argnums)[0])
 
-    def run_traced(self, *args: Any, **kwargs: Any) -> tuple[Any, Trace]:
+    def run_traced(self, *args: Any, source: str = "auto",
+                   **kwargs: Any) -> tuple[Any, Trace]:
         """Runs like calling, and returns the results with a `Trace` of the
-        run. Every step is waited for to time it, so the meshes do not
-        overlap: a traced run is slower than an untraced one. In a
-        multi-process job every process records its own steps from a common
-        start (a barrier), and each returns the merged trace of all."""
+        run (`source` is reserved: the function cannot take an argument
+        of that name through `run_traced`).
+
+        `source="profiler"`: the step runs as an untraced one does (the
+        meshes overlap) under JAX's profiler, and the trace is the device
+        timeline it recorded (`mpmd.runtime.profile`); `ProfileError` if
+        the profiler gives nothing usable. `source="host"`: every step is
+        waited for and timed on the host, so the meshes do not overlap (a
+        serialized run, slower than an untraced one). `source="auto"` (the
+        default): the profiler, else host timestamps, the reason in
+        `trace.fallback_reason`. A profiled step whose profile cannot be
+        used runs again with host timestamps, unless it donated its
+        inputs: then `ProfileError` is raised with the results in its
+        `results`. A multi-process job uses host timestamps: every process
+        records its own steps from a common start (a barrier), and each
+        returns the merged trace of all."""
+        check_source(source)
         args = self._dynamic(args)
         placed = jax.block_until_ready(self._place_inputs(args, kwargs))
+        reason = None
+        if source != "host":
+            if processes.is_multiprocess():
+                reason = ("profiled traces of multi-process runs are not "
+                          "supported yet")
+                if source == "profiler":
+                    raise ProfileError(reason)
+            else:
+                try:
+                    results, trace = profile_run(self.executor, placed)
+                except ProfileError as error:
+                    if source == "profiler" or (
+                            error.results is not None
+                            and donates_inputs(self.plan)):
+                        if error.results is not None:  # as a call returns
+                            error.results = jax.tree_util.tree_unflatten(
+                                self.lowered.out_tree, error.results)
+                        raise
+                    reason = str(error)
+                else:
+                    return (jax.tree_util.tree_unflatten(
+                        self.lowered.out_tree, results), trace)
         recorder = TraceRecorder.for_plan(self.plan)
         processes.barrier("trace")
         recorder.start()
@@ -452,6 +490,7 @@ class Compiled:
                 Trace.from_dict(json.loads(text)) for text in
                 processes.all_gather_text("trace",
                                           json.dumps(trace.to_dict()))])
+        trace.fallback_reason = reason
         return (jax.tree_util.tree_unflatten(self.lowered.out_tree, results),
                 trace)
 

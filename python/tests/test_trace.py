@@ -36,7 +36,7 @@ def mlp():
                          {f"layer{i}": (MESHES[i], i) for i in range(4)})
     compiled = jit(models.mlp_train_step, config).lower(params, x, y).compile()
     plain = compiled(params, x, y)
-    traced, trace = compiled.run_traced(params, x, y)
+    traced, trace = compiled.run_traced(params, x, y, source="host")
     return compiled, plain, traced, trace
 
 
@@ -106,9 +106,10 @@ def test_mesh_order_text(mlp):
     assert lines[3] == "m4: layer3 layer3(1)"
 
 
-def validate_chrome_trace(doc: dict, tracks: list[str]) -> tuple[dict, dict]:
-    """Checks the trace-event structure; returns the X events by track
-    name and the flow events by id."""
+def validate_chrome_trace(doc: dict, meshes: list[str]) -> tuple[dict, dict]:
+    """Checks the trace-event structure (per mesh a track of calls and one of
+    incoming transfers, more `#2`, `#3`... where slices overlap); returns
+    the X events by track name and the flow events by id."""
     json.loads(json.dumps(doc))  # serializable as is
     events = doc["traceEvents"]
     assert isinstance(events, list) and events
@@ -125,7 +126,10 @@ def validate_chrome_trace(doc: dict, tracks: list[str]) -> tuple[dict, dict]:
             elif event["name"] == "process_name":
                 processes.append(event["args"]["name"])
     assert processes == ["mpmd"]
-    assert sorted(names.values()) == sorted([*tracks, "transfers"])
+    bases = [name.split(" #")[0] for name in names.values()]
+    assert sorted(set(bases)) == sorted(
+        [*meshes, *(f"{mesh} transfers in" for mesh in meshes)])
+    assert len(set(names.values())) == len(names)
     slices: dict[int, list[dict]] = defaultdict(list)
     for event in events:
         if event["ph"] == "X":
@@ -157,8 +161,13 @@ def test_chrome_json_is_a_valid_trace(mlp, tmp_path):
         assert [e["name"] for e in sorted(by_track[mesh],
                                           key=lambda e: e["ts"])] == \
             trace.mesh_order()[mesh]
-    assert len(by_track["transfers"]) == len(trace.transfers)
-    assert all(e["args"]["bytes"] == 1024 for e in by_track["transfers"])
+    moves = [e for name, events in by_track.items() if "transfers in" in name
+             for e in events]
+    assert len(moves) == len(trace.transfers)
+    assert all(e["args"]["bytes"] == 1024 for e in moves)
+    # Host timestamps: the metadata says so.
+    assert doc["otherData"]["source"] == "host"
+    assert doc["otherData"]["timeline"] == "host timestamps, serialized"
     # Every transfer has an arrow producer -> transfer -> consumer.
     assert len(flows) == len(trace.transfers)
     assert all(len(points) == 3 for points in flows.values())
@@ -256,7 +265,8 @@ def test_recorder_waits_for_results_to_time_a_step():
     assert trace.total_us == 13.0
     doc = trace.to_chrome_json()
     _, flows = validate_chrome_trace(doc, ["m1", "m2"])
-    assert [p["tid"] for p in flows[1]] == [1, 3, 2]
+    # m1 (tid 1) -> "m2 transfers in" (tid 4) -> m2 (tid 3)
+    assert [p["tid"] for p in flows[1]] == [1, 4, 3]
 
 
 def test_recorder_rejects_steps_out_of_order():

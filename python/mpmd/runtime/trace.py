@@ -5,11 +5,20 @@
     trace.write_chrome_json("run.json")   # open in Perfetto / chrome://tracing
     trace.write_svg("run.svg")            # a pipeline picture
 
-`TraceRecorder` is the `StepRecorder` that `PlanExecutor.run` calls around
-every step. It waits for each step's results (`jax.block_until_ready`) to
-know when the step ended, so a traced run is serialized: the meshes no longer
-overlap, and the timeline shows each step's own cost, not the concurrency of
-an untraced run. Times are wall-clock microseconds since the run started.
+A trace comes from one of two sources (`Trace.source`):
+
+- "profiler" (`mpmd.runtime.profile`): the device timeline JAX's profiler
+  recorded for the step, which ran as an untraced step does (nothing waits
+  between steps), so the meshes overlap as they really do.
+- "host": `TraceRecorder`, the `StepRecorder` that `PlanExecutor.run` calls
+  around every step, waits for each step's results
+  (`jax.block_until_ready`) to know when the step ended, so the run is
+  serialized: the meshes no longer overlap, and the timeline shows each
+  step's own cost, not the concurrency of an untraced run. Used where the
+  profiler gives nothing usable.
+
+Times are microseconds since the run started. `idle_us()` is, per mesh, the
+time its devices sat idle inside the step.
 """
 
 from __future__ import annotations
@@ -30,10 +39,19 @@ from mpmd.errors import MpmdError
 from mpmd.origins import Origin, origins_from
 from mpmd.runtime.plan import CallStep, ExecutionPlan, Step, TransferStep
 
-__all__ = ["CallEvent", "Kind", "StepRecorder", "Trace", "TraceError",
-           "TraceRecorder", "TransferEvent"]
+__all__ = ["CallEvent", "HOST", "Kind", "PROFILER", "SOURCE_LABELS",
+           "StepRecorder", "Trace", "TraceError", "TraceRecorder",
+           "TransferEvent", "transfer_nbytes"]
 
 Kind = Literal["forward", "backward", "merged", "inferred"]
+
+HOST = "host"
+PROFILER = "profiler"
+# How a trace's timeline was taken, in words (JSON metadata, SVG header).
+SOURCE_LABELS = {
+    HOST: "host timestamps, serialized",
+    PROFILER: "device timeline from the XLA profiler",
+}
 
 
 class TraceError(MpmdError):
@@ -126,6 +144,16 @@ class Trace:
     calls: list[CallEvent] = field(default_factory=list)
     transfers: list[TransferEvent] = field(default_factory=list)
     total_us: float = 0.0
+    # Where the times come from: HOST or PROFILER (see the module doc).
+    source: str = HOST
+    # Why the profiler was not used, when a profiled run fell back to host.
+    fallback_reason: str | None = None
+
+    @property
+    def source_label(self) -> str:
+        """`source` in words: "host timestamps, serialized" or "device
+        timeline from the XLA profiler"."""
+        return SOURCE_LABELS.get(self.source, self.source)
 
     # -- queries
 
@@ -157,11 +185,59 @@ class Trace:
         return "\n".join(f"{mesh}: {' '.join(labels)}".rstrip()
                          for mesh, labels in self.mesh_order().items())
 
+    # -- idle time
+
+    def step_window(self) -> tuple[float, float]:
+        """From the first call's start to the last call's end, on any mesh
+        (the part of the run where devices work); (0, 0) without calls."""
+        if not self.calls:
+            return (0.0, 0.0)
+        return (min(c.start_us for c in self.calls),
+                max(c.end_us for c in self.calls))
+
+    def busy_intervals(self, mesh: str) -> list[tuple[float, float]]:
+        """The times `mesh` runs a call, overlapping calls merged."""
+        merged: list[list[float]] = []
+        for call in self.calls_on(mesh):
+            if merged and call.start_us <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], call.end_us)
+            else:
+                merged.append([call.start_us, call.end_us])
+        return [(start, end) for start, end in merged]
+
+    def idle_gaps(self) -> dict[str, list[tuple[float, float]]]:
+        """Per mesh, the intervals of the step window in which it runs no
+        call: waiting before its first call (the pipeline's fill), between
+        calls, and after its last (the drain). Transfers do not count as
+        work: on CPU a copy occupies no device's thread."""
+        begin, end = self.step_window()
+        gaps: dict[str, list[tuple[float, float]]] = {}
+        for mesh in self.meshes:
+            found, cursor = [], begin
+            for start, finish in self.busy_intervals(mesh):
+                if start > cursor:
+                    found.append((cursor, start))
+                cursor = max(cursor, finish)
+            if end > cursor:
+                found.append((cursor, end))
+            gaps[mesh] = found
+        return gaps
+
+    def idle_us(self) -> dict[str, float]:
+        """Per mesh, the microseconds of the step window it spent waiting
+        (the sum of `idle_gaps()`). With source "host" the run was
+        serialized, so this is each mesh's share of a serial run, not the
+        pipeline's real idle time."""
+        return {mesh: sum(end - start for start, end in gaps)
+                for mesh, gaps in self.idle_gaps().items()}
+
     # -- many processes
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (for sending between processes); `from_dict` inverts."""
         return {"meshes": list(self.meshes), "total_us": self.total_us,
+                "source": self.source,
+                "fallback_reason": self.fallback_reason,
                 "calls": [dataclasses.asdict(c) for c in self.calls],
                 "transfers": [dataclasses.asdict(t) for t in self.transfers]}
 
@@ -174,7 +250,8 @@ class Trace:
 
         return cls(tuple(data["meshes"]), [call(c) for c in data["calls"]],
                    [TransferEvent(**t) for t in data["transfers"]],
-                   data["total_us"])
+                   data["total_us"], data.get("source", HOST),
+                   data.get("fallback_reason"))
 
     @classmethod
     def merge(cls, traces: Sequence["Trace"]) -> "Trace":
@@ -198,41 +275,51 @@ class Trace:
                 seen, start_us=min(seen.start_us, event.start_us),
                 end_us=max(seen.end_us, event.end_us))
         meshes = traces[0].meshes if traces else ()
+        sources = {t.source for t in traces}
+        reasons = sorted({t.fallback_reason for t in traces
+                          if t.fallback_reason})
         return cls(meshes, sorted(calls.values(), key=lambda c: c.start_us),
                    sorted(transfers.values(), key=lambda e: e.start_us),
-                   max((t.total_us for t in traces), default=0.0))
+                   max((t.total_us for t in traces), default=0.0),
+                   sources.pop() if len(sources) == 1 else HOST,
+                   "; ".join(reasons) or None)
 
     # -- Chrome trace event format
 
     def to_chrome_json(self) -> dict[str, Any]:
         """The trace in Chrome's trace event format (JSON object form): one
-        process `mpmd`, one thread per mesh plus one for transfers, complete
-        events for steps, and flow arrows producer -> transfer -> consumer."""
-        tids = {mesh: index + 1 for index, mesh in enumerate(self.meshes)}
-        transfer_tid = len(self.meshes) + 1
-        events: list[dict[str, Any]] = [_meta("process_name", 0,
-                                              {"name": "mpmd"})]
-        for name, tid in [*tids.items(), ("transfers", transfer_tid)]:
+        process `mpmd` labelled with the trace's source; per mesh a track of
+        its calls (`m1`) and one of the transfers arriving there (`m1
+        transfers in`), more (`m1 #2`) where slices overlap; complete events
+        for steps, and flow arrows producer -> transfer -> consumer."""
+        names, call_tids, transfer_tids = self._tracks()
+        events: list[dict[str, Any]] = [
+            _meta("process_name", 0, {"name": "mpmd"}),
+            _meta("process_labels", 0, {"labels": self.source_label})]
+        for tid, name in enumerate(names, start=1):
             events.append(_meta("thread_name", tid, {"name": name}))
             events.append(_meta("thread_sort_index", tid,
                                 {"sort_index": tid}))
-        for event in self.calls:
+        call_tid = {}
+        for event, tid in zip(self.calls, call_tids):
+            call_tid[id(event)] = tid
             events.append({
                 "name": event.label, "cat": event.kind, "ph": "X",
                 "ts": _us(event.start_us), "dur": _us(event.duration_us),
-                "pid": _PID, "tid": tids[event.mesh],
+                "pid": _PID, "tid": tid,
                 "args": {"mesh": event.mesh, "program": event.program,
                          "origins": [str(o) for o in event.origins],
                          "stage": event.stage,
                          "call_counter": event.call_counter},
             })
         producers = {v: c for c in self.calls for v in c.outputs}
-        for flow_id, event in enumerate(self.transfers, start=1):
+        for flow_id, (event, tid) in enumerate(
+                zip(self.transfers, transfer_tids), start=1):
             events.append({
                 "name": f"{event.source} -> {event.target}",
                 "cat": "transfer", "ph": "X", "ts": _us(event.start_us),
                 "dur": _us(event.duration_us), "pid": _PID,
-                "tid": transfer_tid,
+                "tid": tid,
                 "args": {"source": event.source, "target": event.target,
                          "bytes": event.nbytes, "tensor": event.tensor,
                          "value": event.output},
@@ -241,26 +328,54 @@ class Trace:
             points = []
             producer = producers.get(event.input)
             if producer is not None:
-                points.append((tids[producer.mesh], _mid(producer)))
-            points.append((transfer_tid, _mid(event)))
+                points.append((call_tid[id(producer)], _mid(producer)))
+            points.append((tid, _mid(event)))
             consumer = self._consumer(event)
             if consumer is not None:
-                points.append((tids[consumer.mesh], _mid(consumer)))
+                points.append((call_tid[id(consumer)], _mid(consumer)))
             if len(points) < 2:
                 continue
-            for index, (tid, ts) in enumerate(points):
+            for index, (point_tid, ts) in enumerate(points):
                 phase = ("s" if index == 0 else
                          "f" if index == len(points) - 1 else "t")
                 flow = {"name": "transfer", "cat": "transfer", "ph": phase,
                         "id": flow_id, "ts": _us(ts), "pid": _PID,
-                        "tid": tid}
+                        "tid": point_tid}
                 if phase == "f":
                     flow["bp"] = "e"
                 events.append(flow)
+        other: dict[str, Any] = {
+            "producer": "mpmd", "meshes": list(self.meshes),
+            "total_us": _us(self.total_us), "source": self.source,
+            "timeline": self.source_label,
+            "idle_us": {m: _us(v) for m, v in self.idle_us().items()}}
+        if self.fallback_reason:
+            other["fallback_reason"] = self.fallback_reason
         return {"traceEvents": events, "displayTimeUnit": "ms",
-                "otherData": {"producer": "mpmd",
-                              "meshes": list(self.meshes),
-                              "total_us": _us(self.total_us)}}
+                "otherData": other}
+
+    def _tracks(self) -> tuple[list[str], list[int], list[int]]:
+        """Track names (tid = position + 1), and the tid of each call and
+        each transfer. Slices on one track must not overlap (the format
+        nests them), so overlapping ones go to extra tracks."""
+        call_lane = _lanes([(c.start_us, c.end_us) for c in self.calls],
+                           [c.mesh for c in self.calls])
+        move_lane = _lanes([(t.start_us, t.end_us) for t in self.transfers],
+                           [t.target for t in self.transfers])
+        names: list[str] = []
+        tid: dict[tuple[str, str, int], int] = {}
+        for mesh in self.meshes:
+            for kind, lanes in (("calls", call_lane), ("in", move_lane)):
+                count = max([lane + 1 for (m, lane) in lanes if m == mesh],
+                            default=1)
+                for lane in range(count):
+                    base = mesh if kind == "calls" else f"{mesh} transfers in"
+                    names.append(base if lane == 0 else f"{base} #{lane + 1}")
+                    tid[(mesh, kind, lane)] = len(names)
+        calls = [tid[(m, "calls", lane)] for m, lane in call_lane]
+        moves = [tid.get((m, "in", lane)) or _extra(names, tid, m, lane)
+                 for m, lane in move_lane]
+        return names, calls, moves
 
     def _consumer(self, transfer: TransferEvent) -> CallEvent | None:
         """The first call on the target mesh that uses the moved value."""
@@ -277,13 +392,46 @@ class Trace:
 
     def to_svg(self, width: int = 1000) -> str:
         """A timeline: one row per mesh, a box per call colored by kind,
-        thin lines for transfers, a time axis below."""
+        hatched idle gaps with each mesh's idle total on the right, thin
+        lines for transfers, a time axis below; the header says where the
+        times come from."""
         return _Svg(self, width).render()
 
     def write_svg(self, path: str | os.PathLike[str],
                   width: int = 1000) -> None:
         """Writes `to_svg(width)` to `path`."""
         _write(path, self.to_svg(width))
+
+
+def _lanes(spans: list[tuple[float, float]],
+           groups: list[str]) -> list[tuple[str, int]]:
+    """Per span, its group and the first lane of that group where it
+    overlaps nothing (spans taken by start time)."""
+    ends: dict[str, list[float]] = {}
+    result: list[tuple[str, int]] = [("", 0)] * len(spans)
+    for index in sorted(range(len(spans)), key=lambda i: spans[i]):
+        start, end = spans[index]
+        lanes = ends.setdefault(groups[index], [])
+        for lane, last in enumerate(lanes):
+            if last <= start:
+                lanes[lane] = end
+                break
+        else:
+            lane = len(lanes)
+            lanes.append(end)
+        result[index] = (groups[index], lane)
+    return result
+
+
+def _extra(names: list[str], tid: dict[tuple[str, str, int], int],
+           mesh: str, lane: int) -> int:
+    """A track for transfers to a mesh the trace does not list."""
+    key = (mesh, "in", lane)
+    if key not in tid:
+        base = f"{mesh} transfers in"
+        names.append(base if lane == 0 else f"{base} #{lane + 1}")
+        tid[key] = len(names)
+    return tid[key]
 
 
 def _meta(name: str, tid: int, args: dict[str, Any]) -> dict[str, Any]:
@@ -313,7 +461,7 @@ def _write(path: str | os.PathLike[str], text: str) -> None:
 class _Svg:
     """Lays out a Trace as SVG text."""
 
-    LEFT, RIGHT, TOP = 70, 20, 34
+    LEFT, RIGHT, TOP = 70, 110, 50
     ROW, GAP, AXIS = 30, 12, 40
     FONT = 11
     CHAR = 0.62 * FONT  # estimated width of one character
@@ -341,11 +489,18 @@ class _Svg:
                f'width="{self.width}" height="{self.height}" '
                f'viewBox="0 0 {self.width} {self.height}" '
                f'font-family="sans-serif" font-size="{self.FONT}">',
+               '<defs><pattern id="idle-hatch" width="6" height="6" '
+               'patternUnits="userSpaceOnUse" '
+               'patternTransform="rotate(45)"><rect width="6" height="6" '
+               'fill="#fbe3e3"/><line x1="0" y1="0" x2="0" y2="6" '
+               'stroke="#d9534f" stroke-width="2"/></pattern></defs>',
                f'<rect width="{self.width}" height="{self.height}" '
                'fill="white"/>']
         out += self.legend()
+        out.append(self.source_line())
         for mesh in self.trace.meshes:
             out += self.row(mesh)
+        out += self.idle_marks()
         out += self.transfer_lines()
         out += self.axis()
         out.append("</svg>")
@@ -360,6 +515,45 @@ class _Svg:
             out.append(f'<text x="{x + 14}" y="19">{kind}</text>')
             x += 14 + len(kind) * self.CHAR + 16
         out.append("</g>")
+        return out
+
+    def source_line(self) -> str:
+        trace = self.trace
+        text = f"timeline: {trace.source_label}"
+        if trace.fallback_reason:
+            text += f" (profiler not used: {trace.fallback_reason})"
+        text = self.fit(text, self.width - self.LEFT - 10)
+        return (f'<text class="timeline-source" '
+                f'data-source={quoteattr(trace.source)} x="{self.LEFT}" '
+                f'y="{self.TOP - 14}" fill="#555">{escape(text)}</text>')
+
+    def idle_marks(self) -> list[str]:
+        """Per mesh, each gap of the step window without a call, hatched,
+        and the mesh's idle total right of its row."""
+        out = []
+        begin, end = self.trace.step_window()
+        window = end - begin
+        idle = self.trace.idle_us()
+        for mesh, gaps in self.trace.idle_gaps().items():
+            y = self.top(mesh)
+            total = idle[mesh]
+            out.append(f'<g class="idle" data-mesh={quoteattr(mesh)} '
+                       f'data-idle-us="{_us(total)}">')
+            for start, finish in gaps:
+                x0 = self.x(start)
+                w = max(self.x(finish) - x0, 0.5)
+                tip = (f"{mesh} idle {start:.1f}-{finish:.1f} us "
+                       f"({finish - start:.1f} us)")
+                out.append(f'<rect class="idle-gap" x="{x0:.2f}" '
+                           f'y="{y + self.ROW / 2 - 4}" width="{w:.2f}" '
+                           f'height="8" fill="url(#idle-hatch)">'
+                           f'<title>{escape(tip)}</title></rect>')
+            share = f" ({total / window:.0%})" if window > 0 else ""
+            out.append(f'<text class="idle-total" '
+                       f'x="{self.LEFT + self.plot + 6}" '
+                       f'y="{y + self.ROW / 2 + 4}" fill="#b52b27">'
+                       f'{escape("idle " + _duration(total) + share)}</text>')
+            out.append("</g>")
         return out
 
     def row(self, mesh: str) -> list[str]:
@@ -436,6 +630,15 @@ class _Svg:
         return out
 
 
+def _duration(us: float) -> str:
+    """`850 us`, `12.3 ms`, `1.20 s`."""
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1000:
+        return f"{us / 1000:.1f} ms"
+    return f"{us:.0f} us"
+
+
 def _tick_step(span: float) -> float:
     """1, 2 or 5 times a power of ten, giving 4 to 10 ticks over `span`."""
     raw = span / 8
@@ -497,7 +700,8 @@ class TraceRecorder:
                 step.outputs))
         else:
             self._trace.transfers.append(TransferEvent(
-                step.source, step.target, _nbytes(step), step.type.short(),
+                step.source, step.target, transfer_nbytes(step),
+                step.type.short(),
                 step.input, step.output, start, end))
 
     def finish(self) -> Trace:
@@ -508,7 +712,8 @@ class TraceRecorder:
         return self._trace
 
 
-def _nbytes(step: TransferStep) -> int:
+def transfer_nbytes(step: TransferStep) -> int:
+    """The bytes a transfer step moves (the whole array)."""
     return int(np.prod(step.type.shape, dtype=np.int64)) * \
         step.type.dtype.itemsize
 
