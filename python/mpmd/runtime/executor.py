@@ -65,18 +65,8 @@ class PlanExecutor:
     # source value's sharding.
     held: frozenset[str] | None = None
     remote_transfers: dict[int, NamedSharding] = field(default_factory=dict)
-    # run()'s fast path: the plan as tuples (built at the first run), and
-    # how many values the plan numbers.
-    _fast_steps: list[tuple] | None = field(default=None, repr=False)
-    _num_values: int = field(default=0, repr=False)
-
-    def __post_init__(self) -> None:
-        count = len(self.plan.inputs)
-        for step in self.plan.steps:
-            outs = (step.outputs if isinstance(step, CallStep)
-                    else (step.output,))
-            count = max(count, max(outs, default=-1) + 1)
-        self._num_values = count
+    # run()'s fast path: the plan as a StepLoop, built at the first run.
+    _loop: Any = field(default=None, repr=False)
 
     @classmethod
     def compile(cls, plan: ExecutionPlan,
@@ -141,10 +131,10 @@ class PlanExecutor:
     def run(self, inputs: Sequence[jax.Array],
             recorder: "StepRecorder | None" = None) -> list[jax.Array]:
         """Runs the plan on inputs already placed on their meshes."""
+        if recorder is None and self.held is None:
+            return self._run_fast(inputs)
         if self.held is not None:
             return self._run_held(inputs, recorder)
-        if recorder is None:
-            return self._run_fast(inputs)
         env: dict[int, jax.Array] = dict(enumerate(inputs))
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
@@ -162,51 +152,48 @@ class PlanExecutor:
 
     def _run_fast(self, inputs: Sequence[jax.Array]) -> list[jax.Array]:
         """`run` without a recorder, on one process: the plan flattened
-        into tuples once, values in a list, each program called through
-        JAX's C++ dispatch of its executable. The inputs the plan reads are
-        its own outputs or the placed arguments, so the per-call checks of
-        `MeshProgram.__call__` are left out; a failing call is re-run
-        through them to say what went wrong."""
-        steps = self._fast_steps
-        if steps is None:
-            steps = self._fast_steps = self._flatten_steps()
-        env: list[Any] = [None] * self._num_values
-        env[:len(inputs)] = inputs
-        index = 0
+        once into a `StepLoop` (the extension's C++ loop), which calls each
+        program through JAX's C++ dispatch of its executable
+        (`MeshProgram.dispatcher`). The inputs the plan reads are its own
+        outputs or the placed arguments, so the per-call checks of
+        `MeshProgram.__call__` are left out; a failing call is checked
+        again to say what went wrong."""
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = self._step_loop()
         try:
-            for index, (call, fn, ins, outs, free, extra) in enumerate(steps):
-                if call:
-                    results = fn(*[env[i] for i in ins], *extra)
-                    for value, result in zip(outs, results):
-                        env[value] = result
-                else:
-                    env[outs] = transfer(env[ins], fn)
-                for value in free:
-                    env[value] = None
+            return loop.run(inputs)
         except Exception as error:
+            index = loop.failed_step
+            if index < 0:
+                raise
             step = self.plan.steps[index]
             if not isinstance(step, CallStep):
                 raise
-            args = [env[value] for value in step.inputs]
-            args.extend(self.constants.get(index, ()))
-            problem = self.programs[step.program]._input_error(args)
+            problem = self.programs[step.program]._input_error(
+                list(loop.failed_arguments))
             if problem is not None:
                 raise problem from error
             raise self._execution_error(step, error) from error
-        return [env[value] for value in self.plan.output_values]
 
-    def _flatten_steps(self) -> list[tuple]:
+    def _step_loop(self) -> Any:
+        from mpmd._mpmd_compiler import StepLoop  # noqa: PLC0415
+
         steps = []
+        count = len(self.plan.inputs)
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
                 program = self.programs[step.program]
                 steps.append((True, program.dispatcher(), step.inputs,
-                              step.outputs, step.free,
-                              tuple(self.constants.get(index, ()))))
+                              tuple(self.constants.get(index, ())),
+                              step.outputs, step.free, None))
+                count = max(count, max(step.outputs, default=-1) + 1)
             else:
-                steps.append((False, sharding_for(step.type, self.meshes),
-                              step.input, step.output, step.free, ()))
-        return steps
+                steps.append((False, transfer, (step.input,), (),
+                              (step.output,), step.free,
+                              sharding_for(step.type, self.meshes)))
+                count = max(count, step.output + 1)
+        return StepLoop(steps, count, list(self.plan.output_values))
 
     def _execution_error(self, step: CallStep,
                          error: Exception) -> "ProgramExecutionError":
