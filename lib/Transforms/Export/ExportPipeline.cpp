@@ -19,6 +19,9 @@ void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
   merge.scheduled = true;
   pm.addPass(createMergeInferredFragmentsPass(merge));
   pm.addPass(createCleanupPass());
+  // Transfers leave as soon as their value is made (before donations are
+  // decided: they read the final order).
+  pm.addPass(createIssueTransfersEarlyPass());
   pm.addPass(createOutlineFragmentsPass());
   pm.addPass(createMarkDonationsPass());
 }

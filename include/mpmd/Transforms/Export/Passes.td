@@ -22,6 +22,20 @@ def OutlineFragmentsPass : Pass<"mpmd-outline-fragments", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def IssueTransfersEarlyPass : Pass<"mpmd-issue-transfers-early", "ModuleOp"> {
+  let summary = "Moves each transfer right after the op that makes its value";
+  let description = [{
+    The runtime issues steps in program order and each device runs what it
+    is given in order, so a transfer placed after other work of its source
+    mesh may wait behind that work while the target mesh idles. Each
+    `mpmd.transfer` in an entry function moves right after the definition
+    of its operand (after the transfers of that op's results already moved,
+    keeping their order; to the start of the body, in order, for function
+    arguments).
+    The order of everything else is unchanged.
+  }];
+}
+
 def MarkDonationsPass : Pass<"mpmd-mark-donations", "ModuleOp"> {
   let summary = "Marks program arguments whose buffers can be reused";
   let description = [{
