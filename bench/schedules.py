@@ -61,8 +61,10 @@ the runtime drops every value where the plan says; a row whose numbers
 differ is flagged.
 
 `--memory-sweep` prints only that table, for `--memory-schedules`
-(gpipe,1f1b) at each of `--memory-microbatches` (8,32): 1F1B's peak is
-bounded by the number of stages in flight, GPipe's grows with m.
+(gpipe,1f1b,1f1b+remat) at each of `--memory-microbatches` (8,32): 1F1B's
+peak is bounded by the number of stages in flight, GPipe's grows with m,
+and `+remat` (forwards recomputed before their backward) shows what
+rematerialization saves.
 
 Block assignments: interleaved-1f1b uses `interleaved_assignment` with 8
 blocks (stage k on mesh k mod 4: v = 2 stages per mesh); the others use
@@ -75,7 +77,7 @@ Usage:
     [--microbatches 8] [--blocks 8] [--dim 32] [--repeat 10]
     [--schedules gpipe,1f1b,interleaved-1f1b,zero-bubble-h1]
   ... bench/schedules.py --memory-sweep [--memory-microbatches 8,32]
-    [--memory-schedules gpipe,1f1b]
+    [--memory-schedules gpipe,1f1b,1f1b+remat]
 """
 
 from __future__ import annotations
@@ -343,10 +345,18 @@ def memory_sweep(args: argparse.Namespace) -> None:
     rows = []
     growth: dict[str, list[int]] = {}
     for schedule in args.memory_schedules.split(","):
+        # "1f1b+remat": the schedule with forwards recomputed in the
+        # backward (the remat option).
+        name, _, variant = schedule.partition("+")
+        options = {"pipeline_schedule": name}
+        if variant == "remat":
+            options["remat"] = True
+        elif variant:
+            sys.exit(f"unknown variant {variant!r} in {schedule!r}; "
+                     "use SCHEDULE or SCHEDULE+remat")
         assignment = models.transformer_assignment(args.blocks, MESHES)
         config = make_config(four_meshes(), assignment,
-                             partitioning_options={
-                                 "pipeline_schedule": schedule})
+                             partitioning_options=options)
         for m in counts:
             run_args = argparse.Namespace(**{**vars(args), "microbatches": m})
             params, tokens, targets = data(run_args, args.blocks)
@@ -394,7 +404,8 @@ def main() -> None:
     parser.add_argument("--memory-sweep", action="store_true",
                         help="only the memory table: --memory-schedules at "
                              "each of --memory-microbatches")
-    parser.add_argument("--memory-schedules", default="gpipe,1f1b")
+    parser.add_argument("--memory-schedules", default="gpipe,1f1b,1f1b+remat",
+                        help="schedules, each optionally +remat")
     parser.add_argument("--memory-microbatches", default="8,32")
     args = parser.parse_args()
     if len(jax.devices()) < 8:
