@@ -446,6 +446,10 @@ class Compiled:
                 placed = self._place_inputs(args, kwargs)
         return self._unflatten(self._out_tree, self._run(placed))
 
+    def _call_placed(self, placed: Sequence[jax.Array]) -> Any:
+        """Runs on flat arguments already checked by `_as_placed`."""
+        return self._unflatten(self._out_tree, self._run(placed))
+
     def _dynamic(self, args: Sequence[Any]) -> tuple[Any, ...]:
         """The arguments without the static ones (fixed at lowering)."""
         if not self.lowered.static_argnums:
@@ -694,6 +698,10 @@ class MpmdFunction:
         self.donate_argnums = ((donate_argnums,) if isinstance(
             donate_argnums, int) else tuple(donate_argnums))
         self._cache: dict[Any, Compiled] = {}
+        # The last program called and its argument structure: a call whose
+        # arrays are already laid out as its inputs runs it without
+        # computing the signature (a training loop's common case).
+        self._last: tuple[Any, Compiled] | None = None
 
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Traces the function with JAX for these arguments (as
@@ -809,6 +817,13 @@ class MpmdFunction:
         return lowered_mpmd
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        last = self._last
+        if last is not None and not self.static_argnums:
+            leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+            if tree == last[0]:
+                placed = _as_placed(leaves, last[1]._expected)
+                if placed is not None:
+                    return last[1]._call_placed(placed)
         static = _normalize_argnums(self.static_argnums, len(args))
         dynamic, fixed = _split_static(args, static)
         leaves, tree = jax.tree_util.tree_flatten((tuple(dynamic), kwargs))
@@ -818,6 +833,9 @@ class MpmdFunction:
         if compiled is None:
             compiled = self.lower(*args, **kwargs).compile()
             self._cache[key] = compiled
+        if not self.static_argnums:
+            self._last = (jax.tree_util.tree_structure((args, kwargs)),
+                          compiled)
         return compiled(*args, **kwargs)
 
 

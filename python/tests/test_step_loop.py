@@ -152,3 +152,26 @@ def test_a_deleted_input_reaching_the_loop_is_named():
     with pytest.raises(ProgramInputError, match=r"program 'p0_f0_fwd' argument 0: .*got a "
                        r"deleted"):
         compiled.executor.run([dead, y])
+
+
+def test_the_jit_wrapper_skips_the_signature_for_placed_arrays(monkeypatch):
+    import mpmd.stages as stages
+
+    f, compiled, x, y = _compiled_chain()
+    step = mpmd.jit(f, mpmd.make_config(
+        {"m1": x.sharding.mesh}, {f"f{i}": "m1" for i in range(3)}))
+    first = step(x, y)  # lowers, compiles, remembers the program
+    assert len(step._cache) == 1
+
+    def no_signature(value):
+        raise AssertionError("the signature was computed")
+
+    monkeypatch.setattr(stages, "_leaf_key", no_signature)
+    # Arrays laid out as the program's inputs: run without a signature.
+    np.testing.assert_allclose(step(x, y), first)
+    np.testing.assert_allclose(step(first, y), jax.jit(f)(first, y))
+    # Anything else (host data, another shape) goes the full way.
+    with pytest.raises(AssertionError, match="the signature was computed"):
+        step(np.asarray(x), y)
+    with pytest.raises(AssertionError, match="the signature was computed"):
+        step(jnp.ones((2, 2)), y)
