@@ -23,6 +23,31 @@ def four_meshes() -> dict[str, jax.sharding.Mesh]:
             for i, name in enumerate(MESHES)}
 
 
+def transformer_data(microbatches: int, layers: int):
+    """The small transformer of the pipelining tests (vocab 32, dim 16,
+    2 heads, seq 8) and a batch of token/target microbatches [m, 2, 8]."""
+    import models
+
+    params = models.init_transformer(jax.random.PRNGKey(0), vocab=32, dim=16,
+                                     heads=2, layers=layers, seq=8)
+    shape = (microbatches, 2, 8)
+    tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, 32)
+    targets = jax.random.randint(jax.random.PRNGKey(2), shape, 0, 32)
+    return params, tokens, targets
+
+
+def assert_trains_like_jit(compiled, step, params, *data, steps: int = 2):
+    """`steps` training steps of `compiled` (params, *data) -> (params,
+    loss) equal those of `jax.jit(step)`: losses and final parameters."""
+    reference = jax.jit(step)
+    mp, ref = params, params
+    for _ in range(steps):
+        mp, mp_loss = compiled(mp, *data)
+        ref, ref_loss = reference(ref, *data)
+        np.testing.assert_allclose(mp_loss, ref_loss, rtol=1e-5)
+    assert_trees_close(mp, ref)
+
+
 def assert_trees_close(actual, expected, rtol=1e-5, atol=1e-6):
     for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol,

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import collections
 
-import jax
-import numpy as np
 import pytest
 
 import mpmd
 from mpmd.config import ConfigError
 
-from meshes import MESHES, assert_trees_close, four_meshes
+from meshes import (MESHES, assert_trains_like_jit, four_meshes,
+                    transformer_data)
 import models
 
 MICROBATCHES = 4
@@ -24,11 +23,7 @@ def lower(schedule: str, **options):
     config = mpmd.make_config(
         four_meshes(), models.transformer_assignment(4, MESHES),
         partitioning_options={"pipeline_schedule": schedule, **options})
-    params = models.init_transformer(jax.random.PRNGKey(0), vocab=32, dim=16,
-                                     heads=2, layers=4, seq=8)
-    shape = (MICROBATCHES, 2, 8)
-    tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, 32)
-    targets = jax.random.randint(jax.random.PRNGKey(2), shape, 0, 32)
+    params, tokens, targets = transformer_data(MICROBATCHES, 4)
     lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
         params, tokens, targets)
     return lowered, (params, tokens, targets)
@@ -49,13 +44,8 @@ def test_remat_trains_like_jax_jit(schedule, merge):
     lowered, (params, tokens, targets) = lower(
         schedule, mpmd_fragment_remat=True, mpmd_merge_remat_fragments=merge)
     compiled = lowered.compile()
-    reference = jax.jit(models.transformer_microbatched_step)
-    mp, ref = params, params
-    for _ in range(2):
-        mp, mp_loss = compiled(mp, tokens, targets)
-        ref, ref_loss = reference(ref, tokens, targets)
-        np.testing.assert_allclose(mp_loss, ref_loss, rtol=1e-5)
-    assert_trees_close(mp, ref)
+    assert_trains_like_jit(compiled, models.transformer_microbatched_step,
+                           params, tokens, targets)
 
     before, after = kinds_per_mesh(plain.plan), kinds_per_mesh(lowered.plan)
     # Under 1F1B the last mesh runs each microbatch's forward and backward

@@ -729,33 +729,20 @@ def test_make_config_takes_the_required_options():
 # -- Training steps equal jax.jit. ------------------------------------------
 
 def _train(name: str, num_blocks: int, interleaved: bool):
-    import jax
-    import numpy as np
-
-    from meshes import MESHES, assert_trees_close, four_meshes
+    from meshes import (MESHES, assert_trains_like_jit, four_meshes,
+                        transformer_data)
     import models
 
     assignment = (models.interleaved_assignment if interleaved else
                   models.transformer_assignment)(num_blocks, MESHES)
     config = mpmd.make_config(four_meshes(), assignment, partitioning_options={
         "pipeline_schedule": registry.get_pipeline_schedule(name)})
-    microbatches = 4
-    params = models.init_transformer(jax.random.PRNGKey(0), vocab=32, dim=16,
-                                     heads=2, layers=num_blocks, seq=8)
-    tokens = jax.random.randint(jax.random.PRNGKey(1), (microbatches, 2, 8),
-                                0, 32)
-    targets = jax.random.randint(jax.random.PRNGKey(2), (microbatches, 2, 8),
-                                 0, 32)
+    params, tokens, targets = transformer_data(4, num_blocks)
     lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
         params, tokens, targets)
-    compiled = lowered.compile()
-    reference = jax.jit(models.transformer_microbatched_step)
-    mp, ref = params, params
-    for _ in range(2):
-        mp, mp_loss = compiled(mp, tokens, targets)
-        ref, ref_loss = reference(ref, tokens, targets)
-        np.testing.assert_allclose(mp_loss, ref_loss, rtol=1e-5)
-    assert_trees_close(mp, ref)
+    assert_trains_like_jit(lowered.compile(),
+                           models.transformer_microbatched_step,
+                           params, tokens, targets)
     return dict(line.split(": ", 1) for line in
                 lowered.schedule_text().splitlines() if ": " in line)
 

@@ -271,10 +271,7 @@ def _train_v(schedule, meshes: list[str], microbatches: int
     meshes; returns each mesh's realized order of F/B/W ops (chunk 0: the
     lower stage of the mesh; consecutive fragments of one op, e.g. embed
     and block0, count once)."""
-    import jax
-    import numpy as np
-
-    from meshes import assert_trees_close, four_meshes
+    from meshes import assert_trains_like_jit, four_meshes, transformer_data
     import models
 
     blocks = 2 * len(meshes)
@@ -282,21 +279,12 @@ def _train_v(schedule, meshes: list[str], microbatches: int
     topology = {name: four_meshes()[name] for name in meshes}
     config = mpmd.make_config(topology, assignment,
                               pipeline_schedule=schedule)
-    params = models.init_transformer(jax.random.PRNGKey(0), vocab=32, dim=16,
-                                     heads=2, layers=blocks, seq=8)
-    shape = (microbatches, 2, 8)
-    tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, 32)
-    targets = jax.random.randint(jax.random.PRNGKey(2), shape, 0, 32)
+    params, tokens, targets = transformer_data(microbatches, blocks)
     lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
         params, tokens, targets)
-    compiled = lowered.compile()
-    reference = jax.jit(models.transformer_microbatched_step)
-    mp, ref = params, params
-    for _ in range(2):
-        mp, mp_loss = compiled(mp, tokens, targets)
-        ref, ref_loss = reference(ref, tokens, targets)
-        np.testing.assert_allclose(mp_loss, ref_loss, rtol=1e-5)
-    assert_trees_close(mp, ref)
+    assert_trains_like_jit(lowered.compile(),
+                           models.transformer_microbatched_step,
+                           params, tokens, targets)
     stage_of = {name: stage for name, (_, stage) in assignment.items()}
     realized: dict[str, list[vs.VOp]] = collections.defaultdict(list)
     for step in lowered.plan.calls():
