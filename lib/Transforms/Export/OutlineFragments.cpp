@@ -298,14 +298,11 @@ struct OutlineFragmentsPass
             sizes.push_back(limit - start);
           }
           OpBuilder at(op);
-          OperationState state(op->getLoc(), "stablehlo.dynamic_slice");
-          state.addOperands(operands);
-          state.addTypes(slice.getResult().getType());
-          // As JAX prints it: the sizes in the op's properties.
-          state.propertiesAttr = at.getDictionaryAttr(at.getNamedAttr(
-              "slice_sizes", at.getDenseI64ArrayAttr(sizes)));
-          Operation *dynamic = at.create(state);
-          slice.getResult().replaceAllUsesWith(dynamic->getResult(0));
+          auto dynamic = stablehlo::DynamicSliceOp::create(
+              at, op->getLoc(), slice.getResult().getType(), operands.front(),
+              ValueRange(operands).drop_front(),
+              at.getDenseI64ArrayAttr(sizes));
+          slice.getResult().replaceAllUsesWith(dynamic.getResult());
           slice->erase();
           continue;
         }
