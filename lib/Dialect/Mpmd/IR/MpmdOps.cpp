@@ -141,18 +141,19 @@ LogicalResult verifyTypesMatch(Operation *op, TypeRange actual,
   return success();
 }
 
+/// The types fragment bodies see for fragment operands or results: the
+/// global tensor type of a mesh tensor; a token stays a token.
 SmallVector<Type> globalTypes(TypeRange meshTensorTypes) {
-  return llvm::to_vector(llvm::map_range(meshTensorTypes, [](Type type) -> Type {
-    return cast<MeshTensorType>(type).getGlobalTensorType();
-  }));
+  return llvm::to_vector(llvm::map_range(meshTensorTypes, getFragmentBodyType));
 }
 
-/// Every value in `types` must live on `meshName`.
+/// Every mesh tensor in `types` must live on `meshName` (tokens live on no
+/// mesh).
 LogicalResult verifyAllOnMesh(Operation *op, TypeRange types,
                               StringRef meshName, StringRef what) {
   for (auto [index, type] : llvm::enumerate(types)) {
-    auto meshType = cast<MeshTensorType>(type);
-    if (meshType.getMeshName() != meshName)
+    auto meshType = dyn_cast<MeshTensorType>(type);
+    if (meshType && meshType.getMeshName() != meshName)
       return op->emitOpError()
              << what << " " << index << " lives on mesh \""
              << meshType.getMeshName() << "\" but the op is on mesh \""
@@ -173,7 +174,9 @@ LogicalResult verifyShardingsRank(Operation *op,
   for (auto [index, pair] :
        llvm::enumerate(llvm::zip(shardings.getShardings(), types))) {
     auto [sharding, type] = pair;
-    int64_t rank = cast<MeshTensorType>(type).getGlobalTensorType().getRank();
+    // A token has no dimensions: its sharding, if listed, is `<@mesh, []>`.
+    auto meshType = dyn_cast<MeshTensorType>(type);
+    int64_t rank = meshType ? meshType.getGlobalTensorType().getRank() : 0;
     if (sharding.getRank() != rank)
       return op->emitOpError() << what << " " << index << " has rank "
                                << sharding.getRank() << " but the value has rank "

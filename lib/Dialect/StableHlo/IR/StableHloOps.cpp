@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Dialect/StableHlo/IR/Token.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -678,8 +679,7 @@ LogicalResult OptimizationBarrierOp::verify() {
 }
 
 LogicalResult CreateTokenOp::verify() {
-  auto type = dyn_cast<stablehlo::OpaqueType>(getType());
-  if (!type || type.getSpec() != "token")
+  if (!isTokenType(getType()))
     return emitOpError() << "requires a !stablehlo.token result, but got "
                          << getType();
   return success();
