@@ -234,6 +234,15 @@ struct OutlineFragmentsPass
       std::map<std::string, SmallVector<unsigned>> candidates;
       SmallVector<Program> programs;
       for (auto fragment : func.getBody().getOps<FragmentOp>()) {
+        // mpmd.fragment_call takes and returns mesh tensors only.
+        if (llvm::any_of(fragment->getOperandTypes(),
+                         stablehlo::isTokenType) ||
+            llvm::any_of(fragment->getResultTypes(), stablehlo::isTokenType))
+          return fragment.emitOpError()
+                 << "takes or returns a !stablehlo.token, which a program "
+                    "called by mpmd.fragment_call cannot; run "
+                    "mpmd-sink-create-token-into-fragments first (mpmd-export "
+                    "does)";
         SmallVector<unsigned> &sameSummary =
             candidates[programSummary(fragment)];
         auto match = llvm::find_if(sameSummary, [&](unsigned index) {
