@@ -157,9 +157,12 @@ def Mpmd_TransferOp : Mpmd_Op<"transfer", [Pure]> {
     `%1 = mpmd.transfer %0 : (!mpmd.mesh_tensor<"m1", T>) ->
     !mpmd.mesh_tensor<"m2", T>`. Memory kinds are part of the types: a
     transfer may move a tensor between memory kinds, on one mesh or across
-    meshes. A memory kind given as an `mhlo.memory_kind` attribute instead (on
-    the transfer, or on the function argument or fragment result it moves)
-    is rejected when it names host memory.
+    meshes. As in Shardy:MPMD, pinned host memory given by an
+    `mhlo.memory_kind` attribute instead is rejected: on the transfer, or on
+    what produces the value it moves (a function argument, the `res_attrs` of
+    a fragment, fragment_call, call or loop). Other memory
+    kinds as attributes are accepted; import folds those of entry function
+    arguments and results into the types (mpmd-fold-memory-kind-attributes).
   }];
   let arguments = (ins Mpmd_MeshTensorType:$tensor);
   let results = (outs Mpmd_MeshTensorType:$result);
