@@ -96,9 +96,8 @@ FragmentOp mlir::mpmd::mergeFragments(FragmentOp first, FragmentOp second,
   llvm::DenseMap<Value, unsigned> operandIndex;
   for (auto [index, operand] : llvm::enumerate(operands)) {
     operandIndex[operand] = index;
-    body->addArgument(
-        cast<MeshTensorType>(operand.getType()).getGlobalTensorType(),
-        operand.getLoc());
+    body->addArgument(getFragmentBodyType(operand.getType()),
+                      operand.getLoc());
   }
   auto argFor = [&](Value operand) -> Value {
     return body->getArgument(operandIndex.lookup(operand));

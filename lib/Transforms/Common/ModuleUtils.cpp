@@ -15,9 +15,26 @@ FailureOr<SmallVector<func::FuncOp>>
 mlir::mpmd::getEntryFunctions(ModuleOp module) {
   SmallVector<func::FuncOp> entries;
   for (auto func : module.getOps<func::FuncOp>()) {
+    // MLIR's verifier accepts `@""`, but nothing can call such a function
+    // and it prints as `@<<INVALID EMPTY SYMBOL>>`, which does not parse.
+    if (func.getSymName().empty())
+      return func.emitError()
+             << "function has an empty name; give it a name, e.g. "
+                "func.func @main";
     Attribute attr = func->getAttr(MpmdDialect::kTopologyAttrName);
     if (!attr)
       continue;
+    if (func.isExternal())
+      return func.emitError()
+             << "entry function @" << func.getSymName()
+             << " (it has a topology) has no body; give it one, or drop "
+                "its 'topology' attribute";
+    // The passes read the results where func.return returns them.
+    Block &last = func.getBody().back();
+    if (last.empty() || !isa<func::ReturnOp>(last.back()))
+      return func.emitError()
+             << "entry function @" << func.getSymName()
+             << " must end with func.return, which returns its results";
     if (!isa<TopologyAttr>(attr))
       return func.emitError()
              << "'topology' attribute of @" << func.getSymName()
@@ -98,6 +115,13 @@ mlir::mpmd::lookupInlinableCallee(Operation *call, FlatSymbolRefAttr callee,
     return call->emitOpError()
            << "not supported yet: inlining @" << callee.getValue()
            << ", whose body has several blocks";
+  // func.func verifies only func.return against its signature.
+  Block &body = func.getBody().front();
+  if (body.empty() || !isa<func::ReturnOp>(body.back()))
+    return call->emitOpError()
+           << "calls @" << callee.getValue()
+           << ", whose body does not end in func.return; it cannot be "
+              "inlined";
   return func;
 }
 

@@ -251,6 +251,13 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   llvm::json::Array inputs;
   for (BlockArgument arg : block.getArguments()) {
     auto type = dyn_cast<MeshTensorType>(arg.getType());
+    if (!type && stablehlo::isTokenType(arg.getType()))
+      return entry.emitError()
+             << "not supported yet: argument " << arg.getArgNumber()
+             << " of @" << entry.getSymName()
+             << " is a !stablehlo.token; the runtime passes tensors only "
+                "(tokens may pass between fragments, which export gives "
+                "their own)";
     if (!type)
       return entry.emitError()
              << "argument " << arg.getArgNumber()
@@ -368,6 +375,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   }
 
   llvm::json::Array outputs;
+  // Every returned value is an argument or a result of a step, all mesh
+  // tensors by now.
   for (Value returned : block.getTerminator()->getOperands()) {
     llvm::json::Object object =
         describeTensor(cast<MeshTensorType>(returned.getType()));

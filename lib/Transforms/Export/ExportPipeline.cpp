@@ -11,6 +11,8 @@ using namespace mlir;
 using namespace mlir::mpmd;
 
 void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
+  // Programs exchange tensors only: tokens stay inside fragments.
+  pm.addPass(createSinkTokensIntoFragmentsPass());
   // Drop unused fragment results and arguments first, so that programs only
   // move the data they need.
   pm.addPass(createCleanupPass());

@@ -234,6 +234,15 @@ struct OutlineFragmentsPass
       std::map<std::string, SmallVector<unsigned>> candidates;
       SmallVector<Program> programs;
       for (auto fragment : func.getBody().getOps<FragmentOp>()) {
+        // mpmd.fragment_call takes and returns mesh tensors only.
+        if (llvm::any_of(fragment->getOperandTypes(),
+                         stablehlo::isTokenType) ||
+            llvm::any_of(fragment->getResultTypes(), stablehlo::isTokenType))
+          return fragment.emitOpError()
+                 << "takes or returns a !stablehlo.token, which a program "
+                    "called by mpmd.fragment_call cannot; run "
+                    "mpmd-sink-create-token-into-fragments first (mpmd-export "
+                    "does)";
         SmallVector<unsigned> &sameSummary =
             candidates[programSummary(fragment)];
         auto match = llvm::find_if(sameSummary, [&](unsigned index) {
@@ -298,14 +307,11 @@ struct OutlineFragmentsPass
             sizes.push_back(limit - start);
           }
           OpBuilder at(op);
-          OperationState state(op->getLoc(), "stablehlo.dynamic_slice");
-          state.addOperands(operands);
-          state.addTypes(slice.getResult().getType());
-          // As JAX prints it: the sizes in the op's properties.
-          state.propertiesAttr = at.getDictionaryAttr(at.getNamedAttr(
-              "slice_sizes", at.getDenseI64ArrayAttr(sizes)));
-          Operation *dynamic = at.create(state);
-          slice.getResult().replaceAllUsesWith(dynamic->getResult(0));
+          auto dynamic = stablehlo::DynamicSliceOp::create(
+              at, op->getLoc(), slice.getResult().getType(), operands.front(),
+              ValueRange(operands).drop_front(),
+              at.getDenseI64ArrayAttr(sizes));
+          slice.getResult().replaceAllUsesWith(dynamic.getResult());
           slice->erase();
           continue;
         }

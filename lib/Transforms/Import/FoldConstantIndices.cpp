@@ -189,17 +189,17 @@ bool foldScalar(Operation *op) {
 /// `dynamic_slice(x, starts...)` with every start known becomes a static
 /// slice; starts are clamped into [0, dim - size] as dynamic_slice does.
 bool foldDynamicSlice(Operation *op) {
-  if (op->getName().getStringRef() != "stablehlo.dynamic_slice" ||
-      op->getNumOperands() < 1 || op->getNumResults() != 1)
+  auto dynamicSlice = dyn_cast<stablehlo::DynamicSliceOp>(op);
+  if (!dynamicSlice)
     return false;
-  auto operandType = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
-  auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("slice_sizes");
-  if (!operandType || !operandType.hasStaticShape() || !sizes ||
-      static_cast<int64_t>(op->getNumOperands()) != operandType.getRank() + 1 ||
-      sizes.size() != operandType.getRank())
+  auto operandType =
+      dyn_cast<RankedTensorType>(dynamicSlice.getOperand().getType());
+  ArrayRef<int64_t> sizes = dynamicSlice.getSliceSizes();
+  // The verifier checked the counts against a ranked operand.
+  if (!operandType || !operandType.hasStaticShape())
     return false;
   SmallVector<int64_t> starts, limits;
-  for (auto [dim, start] : llvm::enumerate(op->getOperands().drop_front())) {
+  for (auto [dim, start] : llvm::enumerate(dynamicSlice.getStartIndices())) {
     std::optional<Scalar> scalar = scalarOf(start);
     if (!scalar)
       return false;

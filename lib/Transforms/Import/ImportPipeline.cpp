@@ -32,6 +32,9 @@ void mlir::mpmd::addImportPipeline(OpPassManager &pm,
   inferOptions.inferTransfers = options.inferTransfers;
   inferOptions.inferCrossMeshReductions = options.inferCrossMeshReductions;
   pm.addPass(createInferMeshesPass(inferOptions));
+  // Every argument and result is a mesh tensor now: memory kinds given as
+  // attributes move into the types, where the later phases read them.
+  pm.addPass(createFoldMemoryKindAttributesPass());
   pm.addPass(createMergeInferredFragmentsPass());
   // No CSE: the program-level duplicates it found (transfers of one value
   // to one mesh) are not made any more, and fragment bodies are XLA's to

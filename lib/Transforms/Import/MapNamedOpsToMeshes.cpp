@@ -163,23 +163,34 @@ struct MapNamedOpsToMeshesPass
       return failure();
     for (Type type : llvm::concat<Type>(op.getOperandTypes(),
                                         op.getResultTypes()))
-      if (!isa<RankedTensorType>(type))
+      if (!isa<RankedTensorType>(type) && !stablehlo::isTokenType(type))
         return op.emitOpError()
                << "not supported yet: named_computation '" << op.getName()
                << "' takes or returns " << type
-               << "; only ranked tensors can be placed on meshes";
+               << "; only ranked tensors (and !stablehlo.token) can be "
+                  "placed on meshes";
 
     OpBuilder builder(op);
     MLIRContext *ctx = op.getContext();
     StringAttr origin = builder.getStringAttr(op.getName());
+    // Tensors go on the mesh; a token is a fragment operand or result as it
+    // is (fragments take tokens, as in Shardy:MPMD), without assign or
+    // unassign.
     auto meshType = [&](Type type) -> Type {
-      return MeshTensorType::get(ctx, target->mesh, cast<RankedTensorType>(type));
+      if (auto tensorType = dyn_cast<RankedTensorType>(type))
+        return MeshTensorType::get(ctx, target->mesh, tensorType);
+      return type;
     };
     SmallVector<Value> inputs;
-    for (Value operand : op.getOperands())
+    for (Value operand : op.getOperands()) {
+      if (stablehlo::isTokenType(operand.getType())) {
+        inputs.push_back(operand);
+        continue;
+      }
       inputs.push_back(AssignOp::create(builder, op.getLoc(),
                                         meshType(operand.getType()), operand,
                                         origin));
+    }
     SmallVector<Type> resultTypes =
         llvm::to_vector(llvm::map_range(op.getResultTypes(), meshType));
     IntegerAttr stage;
@@ -196,8 +207,10 @@ struct MapNamedOpsToMeshesPass
     fragment.getRegion().takeBody(op.getRegion());
     SmallVector<Value> results;
     for (Value result : fragment.getResults())
-      results.push_back(
-          UnassignOp::create(builder, op.getLoc(), result, origin));
+      results.push_back(stablehlo::isTokenType(result.getType())
+                            ? result
+                            : UnassignOp::create(builder, op.getLoc(), result,
+                                                 origin));
     op->replaceAllUsesWith(results);
     op.erase();
     return success();

@@ -17,15 +17,17 @@ namespace {
 struct VerifyImportPass
     : public EntryFunctionPass<VerifyImportPass, mlir::mpmd::impl::VerifyImportPassBase> {
   LogicalResult runOnEntryFunction(func::FuncOp func) {
+    // Tokens live on no mesh: they stay as they are (fragments take and
+    // return them).
     for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
-      if (!isa<MeshTensorType>(type)) {
+      if (!isa<MeshTensorType>(type) && !stablehlo::isTokenType(type)) {
         func.emitError() << "import left argument " << index << " of @"
                          << func.getSymName() << " off the meshes (" << type
                          << ")";
         return failure();
       }
     for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
-      if (!isa<MeshTensorType>(type)) {
+      if (!isa<MeshTensorType>(type) && !stablehlo::isTokenType(type)) {
         func.emitError() << "import left result " << index << " of @"
                          << func.getSymName() << " off the meshes (" << type
                          << ")";

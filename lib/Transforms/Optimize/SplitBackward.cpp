@@ -142,14 +142,15 @@ void splitFragment(FragmentOp fragment) {
     noteInput(terminator->getOperand(i), leaves[i]);
 
   for (Value value : wInputs)
-    if (!isa<BlockArgument>(value) && !isa<RankedTensorType>(value.getType())) {
+    if (!isa<BlockArgument>(value) && !isa<RankedTensorType>(value.getType()) &&
+        !stablehlo::isTokenType(value.getType())) {
       fragment.emitWarning()
           << "backward fragment '" << info.key()
           << "' is not split for zero-bubble schedules: its weight-gradient "
              "part reads a value of type "
           << value.getType()
-          << " from the input-gradient part, and only ranked tensors can be "
-             "passed between fragments";
+          << " from the input-gradient part, and only ranked tensors and "
+             "tokens can be passed between fragments";
       return;
     }
 
@@ -173,8 +174,12 @@ void splitFragment(FragmentOp fragment) {
     if (!isa<BlockArgument>(value) && !bResultOf.count(value)) {
       bResultOf[value] = bReturned.size();
       bReturned.push_back(value);
-      bResultTypes.push_back(MeshTensorType::get(
-          context, mesh, cast<RankedTensorType>(value.getType())));
+      // A token passes between the parts as it is; a tensor as a mesh
+      // tensor of the fragment's mesh.
+      auto tensorType = dyn_cast<RankedTensorType>(value.getType());
+      bResultTypes.push_back(
+          tensorType ? Type(MeshTensorType::get(context, mesh, tensorType))
+                     : value.getType());
     }
 
   SmallVector<Value> bOperands;
@@ -225,9 +230,7 @@ void splitFragment(FragmentOp fragment) {
                           [&](OpOperand &use) { return ownerIsIn(use, true); });
   }
   for (Value value : wInputs) {
-    BlockArgument newArg =
-        wBody->addArgument(cast<RankedTensorType>(value.getType()),
-                           value.getLoc());
+    BlockArgument newArg = wBody->addArgument(value.getType(), value.getLoc());
     wMapping.map(value, Value(newArg));
     value.replaceUsesWithIf(
         newArg, [&](OpOperand &use) { return ownerIsIn(use, false); });

@@ -275,8 +275,9 @@ private:
 
   LogicalResult seedFromType(Value value, const Twine &what,
                              function_ref<InFlightDiagnostic()> emitError) {
-    auto type = cast<MeshTensorType>(value.getType());
-    if (!type.getSharding())
+    // Tokens (fragment results may be !stablehlo.token) have no layout.
+    auto type = dyn_cast<MeshTensorType>(value.getType());
+    if (!type || !type.getSharding())
       return success();
     FailureOr<Layout> layout =
         toLayout(type.getSharding(), type.getMeshName(),

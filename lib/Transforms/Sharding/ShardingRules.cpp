@@ -319,38 +319,36 @@ SmallVector<ShardingFactor> gatherFactors(Operation *op) {
 
 /// dynamic_slice (a microbatch of the stacked batch, `xs[i]`): the
 /// dimensions taken whole keep their place.
-SmallVector<ShardingFactor> dynamicSliceFactors(Operation *op) {
-  auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("slice_sizes");
-  if (op->getNumOperands() < 1 || op->getNumResults() != 1 || !sizes)
-    return {};
-  RankedTensorType in = rankedType(op->getOperand(0));
-  RankedTensorType out = rankedType(op->getResult(0));
+SmallVector<ShardingFactor>
+dynamicSliceFactors(stablehlo::DynamicSliceOp op) {
+  ArrayRef<int64_t> sizes = op.getSliceSizes();
+  RankedTensorType in = rankedType(op.getOperand());
+  RankedTensorType out = rankedType(op.getResult());
   if (!in || !out || static_cast<int64_t>(sizes.size()) != in.getRank() ||
       in.getRank() != out.getRank())
     return {};
   SmallVector<ShardingFactor> factors;
   for (int64_t dim = 0; dim < in.getRank(); ++dim)
     if (sizes[dim] == in.getDimSize(dim))
-      factors.push_back({{op->getOperand(0), dim}, {op->getResult(0), dim}});
+      factors.push_back({{op.getOperand(), dim}, {op.getResult(), dim}});
   return factors;
 }
 
 /// dynamic_update_slice (a microbatch's row of a stacked result): the
 /// result is laid out as the operand; the update's whole dimensions too.
-SmallVector<ShardingFactor> dynamicUpdateSliceFactors(Operation *op) {
-  if (op->getNumOperands() < 2 || op->getNumResults() != 1)
-    return {};
-  Value operand = op->getOperand(0), update = op->getOperand(1);
+SmallVector<ShardingFactor>
+dynamicUpdateSliceFactors(stablehlo::DynamicUpdateSliceOp op) {
+  Value operand = op.getOperand(), update = op.getUpdate();
   RankedTensorType in = rankedType(operand);
   RankedTensorType piece = rankedType(update);
   if (!in || !piece || in.getRank() != piece.getRank() ||
-      rankedType(op->getResult(0)) != in)
+      rankedType(op.getResult()) != in)
     return {};
   SmallVector<ShardingFactor> factors;
   for (int64_t dim = 0; dim < in.getRank(); ++dim) {
     ShardingFactor &factor = factors.emplace_back();
     factor.push_back({operand, dim});
-    factor.push_back({op->getResult(0), dim});
+    factor.push_back({op.getResult(), dim});
     if (piece.getDimSize(dim) == in.getDimSize(dim))
       factor.push_back({update, dim});
   }
@@ -374,13 +372,13 @@ SmallVector<ShardingFactor> mlir::mpmd::getShardingFactors(Operation *op) {
     return concatenateFactors(concatenate);
   if (auto slice = dyn_cast<stablehlo::SliceOp>(op))
     return sliceFactors(slice);
+  if (auto slice = dyn_cast<stablehlo::DynamicSliceOp>(op))
+    return dynamicSliceFactors(slice);
+  if (auto update = dyn_cast<stablehlo::DynamicUpdateSliceOp>(op))
+    return dynamicUpdateSliceFactors(update);
   StringRef name = op->getName().getStringRef();
   if (name == "stablehlo.gather")
     return gatherFactors(op);
-  if (name == "stablehlo.dynamic_slice")
-    return dynamicSliceFactors(op);
-  if (name == "stablehlo.dynamic_update_slice")
-    return dynamicUpdateSliceFactors(op);
   if (name == "stablehlo.optimization_barrier" ||
       name == "sdy.sharding_constraint")
     return pairwiseIdentityFactors(op);

@@ -90,7 +90,7 @@ func.func private @id(%arg0: tensor<i32>) -> tensor<i32> {
 
 func.func private @host_argument_attribute(%arg0: !m1 {mhlo.memory_kind = "pinned_host"}) -> !m2
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
-  // expected-error @+1 {{'mpmd.transfer' op not supported yet: moving a value whose host memory kind is an 'mhlo.memory_kind' attribute; give the memory kind in the type, e.g. !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, memory_kind="pinned_host">}}
+  // expected-error @+1 {{'mpmd.transfer' op moves a value that an 'mhlo.memory_kind' attribute (on argument 0 of @host_argument_attribute) puts in pinned host memory; a transfer reads the memory kind from the type only (as in Shardy:MPMD): drop the attribute and give the kind in the type, e.g. !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, memory_kind="pinned_host">}}
   %0 = mpmd.transfer %arg0 : (!m1) -> !m2
   func.return %0 : !m2
 }
@@ -102,16 +102,68 @@ func.func private @host_argument_attribute(%arg0: !m1 {mhlo.memory_kind = "pinne
 
 func.func private @host_fragment_result(%arg0: !m1) -> !m2
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
-  %0:2 = mpmd.fragment<mesh="m1", origin=[]> (%arg0)
-      {res_attrs = [{mhlo.memory_kind = "unpinned_host"}, {mhlo.memory_kind = "device"}]}
+  %0:3 = mpmd.fragment<mesh="m1", origin=[]> (%arg0)
+      {res_attrs = [{mhlo.memory_kind = "pinned_host"}, {mhlo.memory_kind = "device"}, {mhlo.memory_kind = "unpinned_host"}]}
       (%x: tensor<4x8xf32>) {
-    mpmd.return %x, %x : tensor<4x8xf32>, tensor<4x8xf32>
-  } : (!m1) -> (!m1, !m1)
-  // The device result moves freely.
+    mpmd.return %x, %x, %x : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+  } : (!m1) -> (!m1, !m1, !m1)
+  // The device and unpinned host results move freely: Shardy:MPMD refuses
+  // pinned host memory only.
   %1 = mpmd.transfer %0#1 : (!m1) -> !m2
-  // expected-error @+1 {{not supported yet: moving a value whose host memory kind is an 'mhlo.memory_kind' attribute}}
-  %2 = mpmd.transfer %0#0 : (!m1) -> !m2
-  func.return %2 : !m2
+  %2 = mpmd.transfer %0#2 : (!m1) -> !m2
+  // expected-error @+1 {{'mpmd.transfer' op moves a value that an 'mhlo.memory_kind' attribute (on res_attrs of result 0 of the mpmd.fragment producing it) puts in pinned host memory}}
+  %3 = mpmd.transfer %0#0 : (!m1) -> !m2
+  func.return %3 : !m2
+}
+
+// -----
+
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4x8xf32>>
+
+func.func @host_fragment_call_result(%arg0: !m1) -> !m2
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.fragment_call<mesh="m1", origin=["f"]> @p(%arg0)
+      {res_attrs = [{mhlo.memory_kind = "pinned_host"}]} : (!m1) -> !m1
+  // expected-error @+1 {{'mpmd.transfer' op moves a value that an 'mhlo.memory_kind' attribute (on res_attrs of result 0 of the mpmd.fragment_call producing it) puts in pinned host memory}}
+  %1 = mpmd.transfer %0 : (!m1) -> !m2
+  func.return %1 : !m2
+}
+
+func.func private @p(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  func.return %arg0 : tensor<4x8xf32>
+}
+
+// -----
+
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4x8xf32>>
+
+func.func @host_call_result(%arg0: !m1) -> !m2
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.call @body(%arg0) {res_attrs = [{mhlo.memory_kind = "pinned_host"}]} : (!m1) -> !m1
+  // expected-error @+1 {{'mpmd.transfer' op moves a value that an 'mhlo.memory_kind' attribute (on res_attrs of result 0 of the mpmd.call producing it) puts in pinned host memory}}
+  %1 = mpmd.transfer %0 : (!m1) -> !m2
+  func.return %1 : !m2
+}
+
+func.func private @body(%arg0: !m1) -> !m1 {
+  func.return %arg0 : !m1
+}
+
+// -----
+
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4x8xf32>>
+
+func.func @host_loop_result(%arg0: !m1) -> !m2
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.for (%arg0) {iterations = 2 : ui32, res_attrs = [{mhlo.memory_kind = "pinned_host"}]} (%x: !m1, %index: tensor<ui32>) {
+    mpmd.return %x : !m1
+  } : !m1
+  // expected-error @+1 {{'mpmd.transfer' op moves a value that an 'mhlo.memory_kind' attribute (on res_attrs of result 0 of the mpmd.for producing it) puts in pinned host memory}}
+  %1 = mpmd.transfer %0 : (!m1) -> !m2
+  func.return %1 : !m2
 }
 
 // -----
@@ -121,7 +173,7 @@ func.func private @host_fragment_result(%arg0: !m1) -> !m2
 
 func.func private @host_transfer_attribute(%arg0: !m1) -> !m2
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
-  // expected-error @+1 {{'mpmd.transfer' op not supported yet: a host memory kind as an 'mhlo.memory_kind' attribute of the transfer; give it in the result type, e.g. !mpmd.mesh_tensor<"m2", tensor<4x8xf32>, memory_kind="pinned_host">}}
+  // expected-error @+1 {{'mpmd.transfer' op has 'mhlo.memory_kind = "pinned_host"'; a transfer takes its destination memory kind from the result type only (as in Shardy:MPMD): drop the attribute and give the kind in the result type, e.g. !mpmd.mesh_tensor<"m2", tensor<4x8xf32>, memory_kind="pinned_host">}}
   %0 = mpmd.transfer {mhlo.memory_kind = "pinned_host"} %arg0 : (!m1) -> !m2
   func.return %0 : !m2
 }

@@ -1,7 +1,7 @@
 // Memory kinds in mesh tensor types go through import, optimize, sharding
-// and export without a crash and stay in the types. A host memory kind given
-// as an `mhlo.memory_kind` attribute on what a transfer moves is diagnosed
-// as not supported yet, before any pass runs.
+// and export without a crash and stay in the types. Pinned host memory given
+// as an `mhlo.memory_kind` attribute on what a transfer moves is refused (as
+// Shardy:MPMD refuses it) before any pass runs.
 // RUN: mpmd-opt %s -split-input-file -verify-diagnostics --mpmd-import="assignment=f=m1 input-assignment=0=m1:pinned_host output-assignment=0=m2:device" --mpmd-optimize --mpmd-sharding --mpmd-export | FileCheck %s
 
 // CHECK-LABEL: func.func @main(
@@ -25,7 +25,7 @@ func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32>
 
 func.func @main(%arg0: !m1 {mhlo.memory_kind = "pinned_host"}) -> !m2
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
-  // expected-error @+1 {{not supported yet: moving a value whose host memory kind is an 'mhlo.memory_kind' attribute}}
+  // expected-error @+1 {{'mpmd.transfer' op moves a value that an 'mhlo.memory_kind' attribute (on argument 0 of @main) puts in pinned host memory}}
   %0 = mpmd.transfer %arg0 : (!m1) -> !m2
   func.return %0 : !m2
 }

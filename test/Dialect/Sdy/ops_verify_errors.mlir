@@ -64,3 +64,10 @@ func.func @group_id(%x: tensor<8x8xf32>) {
   sdy.sharding_group %x group_id= : tensor<8x8xf32>
   return
 }
+
+// -----
+
+// An empty name would print as `@<<INVALID EMPTY SYMBOL>>`, which does not
+// parse back.
+// expected-error @+1 {{'sdy.mesh' op has an empty name; give the mesh a name, e.g. sdy.mesh @mesh = <["x"=2]>}}
+sdy.mesh @"" = <["x"=2]>

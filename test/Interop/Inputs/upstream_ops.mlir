@@ -83,6 +83,14 @@ func.func @shapes(%a: tensor<4xf32>, %m: tensor<2x3xf32>, %s: tensor<f32>) -> te
   return %3 : tensor<3x2xf32>
 }
 
+func.func @dynamic_slices(%x: tensor<4x4xf32>, %u: tensor<2x2xf32>, %i: tensor<i64>, %j: tensor<i32>) -> tensor<2x2xf32> {
+  %0 = stablehlo.dynamic_slice %x, %i, %i, sizes = [2, 2] : (tensor<4x4xf32>, tensor<i64>, tensor<i64>) -> tensor<2x2xf32>
+  %1 = stablehlo.dynamic_slice %x, %j, %j, sizes = [1, 4] {mpmd.note = 1 : i64} : (tensor<4x4xf32>, tensor<i32>, tensor<i32>) -> tensor<1x4xf32>
+  %2 = stablehlo.dynamic_update_slice %x, %u, %i, %i : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<i64>, tensor<i64>) -> tensor<4x4xf32>
+  %3 = stablehlo.dynamic_update_slice %x, %u, %j, %j {mpmd.note = 1 : i64} : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<i32>, tensor<i32>) -> tensor<4x4xf32>
+  return %0 : tensor<2x2xf32>
+}
+
 func.func @dots(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<2x3x4xf32>, %c: tensor<2x4x5xf32>, %v: tensor<3xf32>) -> tensor<8x32xf32> {
   %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
   %1 = stablehlo.dot_general %b, %c, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>

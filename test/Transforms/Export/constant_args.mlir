@@ -16,7 +16,7 @@
 // CHECK: func.func private @p0_f_fwd_calls0to1(%arg0: tensor<4x8xf32>, %arg1: tensor<i32>) -> tensor<8xf32>
 // The index became %arg1; the zero that is the same in both stays.
 // CHECK-NEXT: %[[ZERO:.*]] = stablehlo.constant dense<0> : tensor<i32>
-// CHECK-NEXT: "stablehlo.dynamic_slice"(%arg0, %arg1, %[[ZERO]])
+// CHECK-NEXT: stablehlo.dynamic_slice %arg0, %arg1, %[[ZERO]], sizes = [1, 8] : (tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
 
 // PLAN: "constants": [
 // PLAN-NEXT: {
@@ -68,7 +68,7 @@ func.func @main(%arg0: !m1) -> (!r, !r, !m1, !m1)
 // SLICE: @p0_f_fwd_calls0to1(%arg0) {call_counter = 0 : ui32, mpmd.constant_args = [dense<0> : tensor<i32>, dense<0> : tensor<i32>]}
 // SLICE: @p0_f_fwd_calls0to1(%arg0) {call_counter = 1 : ui32, mpmd.constant_args = [dense<1> : tensor<i32>, dense<0> : tensor<i32>]}
 // SLICE: func.func private @p0_f_fwd_calls0to1(%arg0: tensor<4x8xf32>, %arg1: tensor<i32>, %arg2: tensor<i32>) -> tensor<1x8xf32>
-// SLICE-NEXT: "stablehlo.dynamic_slice"(%arg0, %arg1, %arg2) <{slice_sizes = array<i64: 1, 8>}>
+// SLICE-NEXT: stablehlo.dynamic_slice %arg0, %arg1, %arg2, sizes = [1, 8] : (tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
 !t2 = tensor<4x8xf32>
 !n1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
 !s1 = !mpmd.mesh_tensor<"m1", tensor<1x8xf32>>

@@ -55,7 +55,7 @@ func.func @wrap_and_clamp(%xs: tensor<8xf32>) -> (tensor<1xf32>, tensor<2xf32>, 
 // Nothing to fold: a start that is not a constant, float arithmetic, and
 // tensors of rank 1 stay as they are.
 // CHECK-LABEL: func.func @left_alone
-// CHECK: "stablehlo.dynamic_slice"(%arg0, %arg1)
+// CHECK: stablehlo.dynamic_slice %arg0, %arg1, sizes = [1] : (tensor<8xf32>, tensor<i32>) -> tensor<1xf32>
 // CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<f32>
 // CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<2xi32>
 func.func @left_alone(%xs: tensor<8xf32>, %i: tensor<i32>) -> (tensor<1xf32>, tensor<f32>, tensor<2xi32>)

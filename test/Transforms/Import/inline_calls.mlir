@@ -44,6 +44,20 @@ func.func private @ext(tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
+// A body ending in something else than func.return (MLIR verifies only
+// func.return against the signature) is not inlined (a mpmd-fuzz finding).
+func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32>
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  // expected-error @+1 {{'func.call' op calls @odd, whose body does not end in func.return; it cannot be inlined}}
+  %0 = func.call @odd(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+func.func private @odd(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  "test.not_a_return"(%arg0) : (tensor<4xf32>) -> ()
+}
+
+// -----
+
 func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32>
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
   %0 = func.call @loop(%arg0) : (tensor<4xf32>) -> tensor<4xf32>

@@ -182,3 +182,57 @@ func.func @v_turn(%g: !m1, %w1: !m1, %w0: !m1) -> (!m1, !m1)
   } : (!m1, !m1) -> !m1
   func.return %b0, %b1#1 : !m1, !m1
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+
+// Tokens (fragments take and return them): W reads the token B's custom
+// call returns, as a result of B, and the fragment's token operand, which
+// both parts take.
+// CHECK-LABEL: func.func @tokens
+// CHECK: %[[B:.*]]:2 = mpmd.fragment<mesh="m2", origin=["layer2"(1)], stage=1> (%arg2, %arg0) {call_counter = 0 : ui32} (%[[T:.*]]: !stablehlo.token, %[[G:.*]]: tensor<4xf32>) {
+// CHECK-NEXT:   %[[DX:.*]]:2 = stablehlo.custom_call @dx(%[[T]], %[[G]])
+// CHECK-NEXT:   mpmd.return %[[DX]]#0, %[[DX]]#1 : tensor<4xf32>, !stablehlo.token
+// CHECK-NEXT: } : (!stablehlo.token, !mpmd.mesh_tensor<"m2", tensor<4xf32>>) -> (!mpmd.mesh_tensor<"m2", tensor<4xf32>>, !stablehlo.token)
+// CHECK-NEXT: %[[W:.*]] = mpmd.fragment<mesh="m2", origin=["layer2"(1)], stage=1> (%arg0, %arg1, %[[B]]#1, %arg2) {call_counter = 0 : ui32, mpmd.weight_gradient} (%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>, %[[T1:.*]]: !stablehlo.token, %[[T2:.*]]: !stablehlo.token) {
+// CHECK-NEXT:   %[[SUM:.*]] = stablehlo.add
+// CHECK-NEXT:   stablehlo.custom_call @log(%[[T1]], %[[T2]], %[[SUM]])
+// CHECK-NEXT:   mpmd.return %[[SUM]] : tensor<4xf32>
+// CHECK: return %{{.*}}, %[[W]]
+func.func @tokens(%g0: !m2, %acc: !m2, %tok: !stablehlo.token) -> (!m1, !m2)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>, <"m2" : <["x"=1]>>>} {
+  %g:2 = mpmd.fragment<mesh="m2", origin=["layer2"(1)], stage=1> (%g0, %acc, %tok) {call_counter = 0 : ui32} (%g: !t, %acc0: !t, %t: !stablehlo.token) {
+    %dx, %t1 = stablehlo.custom_call @dx(%t, %g) {has_side_effect = true} : (!stablehlo.token, !t) -> (!t, !stablehlo.token)
+    %sum = stablehlo.add %g, %acc0 : !t
+    %t2 = stablehlo.custom_call @log(%t1, %t, %sum) {has_side_effect = true} : (!stablehlo.token, !stablehlo.token, !t) -> !stablehlo.token
+    mpmd.return %dx, %sum : !t, !t
+  } : (!m2, !m2, !stablehlo.token) -> (!m2, !m2)
+  %dx1 = mpmd.transfer %g#0 : (!m2) -> !m1
+  func.return %dx1, %g#1 : !m1, !m2
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+
+// Neither a ranked tensor nor a token can pass between the parts: left
+// whole, with a warning.
+// CHECK-LABEL: func.func @tuple_between_parts
+// CHECK-NOT: mpmd.weight_gradient
+// CHECK: return
+func.func @tuple_between_parts(%g0: !m2, %acc: !m2) -> (!m1, !m2)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>, <"m2" : <["x"=1]>>>} {
+  // expected-warning @+1 {{backward fragment 'layer2(1)#0' is not split for zero-bubble schedules: its weight-gradient part reads a value of type 'tuple<tensor<4xf32>>' from the input-gradient part, and only ranked tensors and tokens can be passed between fragments}}
+  %g:2 = mpmd.fragment<mesh="m2", origin=["layer2"(1)], stage=1> (%g0, %acc) {call_counter = 0 : ui32} (%g: !t, %acc0: !t) {
+    %dx, %p = stablehlo.custom_call @dx(%g) : (!t) -> (!t, tuple<!t>)
+    %sum = stablehlo.custom_call @acc(%p, %acc0) : (tuple<!t>, !t) -> !t
+    mpmd.return %dx, %sum : !t, !t
+  } : (!m2, !m2) -> (!m2, !m2)
+  %dx1 = mpmd.transfer %g#0 : (!m2) -> !m1
+  func.return %dx1, %g#1 : !m1, !m2
+}

@@ -17,7 +17,9 @@ namespace mlir::mpmd {
 
 /// The functions an MPMD program starts from: those with a `topology`
 /// attribute. Emits an error on `module` when there is none, or when a
-/// `topology` attribute is not an #mpmd.topology.
+/// `topology` attribute is not an #mpmd.topology or its function has no
+/// body or does not end in func.return; and on any function of the module
+/// with an empty name (`@""`), which every pass refuses.
 FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
 
 /// Emits an error naming `what` unless `mesh` is in `topology`.

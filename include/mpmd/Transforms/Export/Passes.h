@@ -4,6 +4,7 @@
 #define MPMD_TRANSFORMS_EXPORT_PASSES_H
 
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
+#include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -11,6 +11,22 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SinkTokensIntoFragmentsPass
+    : Pass<"mpmd-sink-create-token-into-fragments", "ModuleOp"> {
+  let summary = "Gives each fragment its own tokens: token operands become a stablehlo.create_token inside, token results go";
+  let description = [{
+    Fragments may take and return `!stablehlo.token`s (as in Shardy:MPMD),
+    but a program the runtime runs exchanges tensors only. As Shardy:MPMD's
+    pass of the same name does, each token operand of a fragment is replaced
+    inside it by a fresh `stablehlo.create_token` (so side effects are
+    ordered within each program, not across programs), and token results,
+    which nothing reads any more, are dropped. A token result that something
+    other than a fragment reads (the function's return, say) is "not
+    supported yet". Runs first in `mpmd-export`.
+  }];
+  let dependentDialects = ["::mlir::stablehlo::StableHloDialect"];
+}
+
 def OutlineFragmentsPass : Pass<"mpmd-outline-fragments", "ModuleOp"> {
   let summary = "Moves each fragment's program into a function called by mpmd.fragment_call";
   let description = [{

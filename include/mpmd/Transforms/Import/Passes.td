@@ -136,6 +136,23 @@ def InferMeshesPass : Pass<"mpmd-infer-meshes", "ModuleOp"> {
                            "::mlir::stablehlo::StableHloDialect"];
 }
 
+def FoldMemoryKindAttributesPass
+    : Pass<"mpmd-fold-memory-kind-attributes", "ModuleOp"> {
+  let summary = "Moves the mhlo.memory_kind attributes of entry function arguments and results into their mesh tensor types";
+  let description = [{
+    JAX and Shardy:MPMD may give a memory kind as an `mhlo.memory_kind`
+    attribute of an argument or result; the passes after import and the
+    runtime read it from the mesh tensor type only. Once arguments and
+    results are mesh tensors (after mesh inference), each attribute becomes
+    the type's memory kind and is dropped. An attribute that agrees with the
+    type's memory kind just goes; one that contradicts it is an error. A
+    result whose producer puts it elsewhere is moved there by an intra-mesh
+    `mpmd.transfer`. Values that are not mesh tensors (tokens) keep their
+    attributes.
+  }];
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
+}
+
 def VerifyImportPass : Pass<"mpmd-verify-import", "ModuleOp"> {
   let summary = "Checks that import placed every op in a fragment";
 }

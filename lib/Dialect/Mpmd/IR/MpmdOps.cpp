@@ -141,18 +141,19 @@ LogicalResult verifyTypesMatch(Operation *op, TypeRange actual,
   return success();
 }
 
+/// The types fragment bodies see for fragment operands or results: the
+/// global tensor type of a mesh tensor; a token stays a token.
 SmallVector<Type> globalTypes(TypeRange meshTensorTypes) {
-  return llvm::to_vector(llvm::map_range(meshTensorTypes, [](Type type) -> Type {
-    return cast<MeshTensorType>(type).getGlobalTensorType();
-  }));
+  return llvm::to_vector(llvm::map_range(meshTensorTypes, getFragmentBodyType));
 }
 
-/// Every value in `types` must live on `meshName`.
+/// Every mesh tensor in `types` must live on `meshName` (tokens live on no
+/// mesh).
 LogicalResult verifyAllOnMesh(Operation *op, TypeRange types,
                               StringRef meshName, StringRef what) {
   for (auto [index, type] : llvm::enumerate(types)) {
-    auto meshType = cast<MeshTensorType>(type);
-    if (meshType.getMeshName() != meshName)
+    auto meshType = dyn_cast<MeshTensorType>(type);
+    if (meshType && meshType.getMeshName() != meshName)
       return op->emitOpError()
              << what << " " << index << " lives on mesh \""
              << meshType.getMeshName() << "\" but the op is on mesh \""
@@ -173,7 +174,9 @@ LogicalResult verifyShardingsRank(Operation *op,
   for (auto [index, pair] :
        llvm::enumerate(llvm::zip(shardings.getShardings(), types))) {
     auto [sharding, type] = pair;
-    int64_t rank = cast<MeshTensorType>(type).getGlobalTensorType().getRank();
+    // A token has no dimensions: its sharding, if listed, is `<@mesh, []>`.
+    auto meshType = dyn_cast<MeshTensorType>(type);
+    int64_t rank = meshType ? meshType.getGlobalTensorType().getRank() : 0;
     if (sharding.getRank() != rank)
       return op->emitOpError() << what << " " << index << " has rank "
                                << sharding.getRank() << " but the value has rank "
@@ -433,33 +436,44 @@ FragmentCallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // TransferOp, AssignOp, UnassignOp
 //===----------------------------------------------------------------------===//
 
-/// The memory kinds that are not device memory.
-static bool isHostMemoryKind(Attribute kind) {
-  auto string = dyn_cast_or_null<StringAttr>(kind);
-  return string && (string.getValue() == "pinned_host" ||
-                    string.getValue() == "unpinned_host");
-}
-
 static constexpr StringLiteral kMemoryKindAttrName = "mhlo.memory_kind";
 
-/// The `mhlo.memory_kind` attribute of the function argument or fragment
-/// result `value` is, if any.
-static Attribute getMemoryKindAttr(Value value) {
+/// Where Shardy:MPMD's transfer verifier looks for an `mhlo.memory_kind`
+/// attribute of the value `value`: on the function argument it is, or in
+/// the `res_attrs` of the fragment, fragment_call, call or loop that
+/// returns it. (Shardy also looks at a producing transfer's attribute, which
+/// that transfer's own check refuses first.) Returns the attribute and, in
+/// `where`, what carries it.
+static StringAttr getMemoryKindAttr(Value value, std::string &where) {
   if (auto argument = dyn_cast<BlockArgument>(value)) {
-    auto func = dyn_cast_or_null<func::FuncOp>(argument.getOwner()->getParentOp());
+    auto func =
+        dyn_cast_or_null<func::FuncOp>(argument.getOwner()->getParentOp());
     if (!func || argument.getOwner() != &func.getBody().front())
       return {};
-    return func.getArgAttr(argument.getArgNumber(), kMemoryKindAttrName);
+    where = ("argument " + Twine(argument.getArgNumber()) + " of @" +
+             func.getSymName())
+                .str();
+    return func.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                             kMemoryKindAttrName);
   }
-  auto fragment = value.getDefiningOp<FragmentOp>();
-  if (!fragment)
+  Operation *def = value.getDefiningOp();
+  if (!isa<FragmentOp, FragmentCallOp, CallOp, ForOp>(def))
     return {};
-  auto resAttrs = fragment->getAttrOfType<ArrayAttr>("res_attrs");
   unsigned index = cast<OpResult>(value).getResultNumber();
+  where = ("res_attrs of result " + Twine(index) + " of the " +
+           def->getName().getStringRef() + " producing it")
+              .str();
+  auto resAttrs = def->getAttrOfType<ArrayAttr>("res_attrs");
   if (!resAttrs || index >= resAttrs.size())
     return {};
   auto dict = dyn_cast<DictionaryAttr>(resAttrs[index]);
-  return dict ? dict.get(kMemoryKindAttrName) : Attribute();
+  return dict ? dict.getAs<StringAttr>(kMemoryKindAttrName) : StringAttr();
+}
+
+/// Whether `kind` says pinned host memory, the memory kind Shardy:MPMD's
+/// transfers refuse to read from an attribute.
+static bool isPinnedHost(StringAttr kind) {
+  return kind && kind.getValue() == "pinned_host";
 }
 
 /// `type` in pinned host memory, as text (for diagnostics, unquoted).
@@ -474,16 +488,26 @@ static std::string hostTypeText(MeshTensorType type) {
 
 LogicalResult TransferOp::verify() {
   MeshTensorType from = getTensor().getType(), to = getResult().getType();
-  if (isHostMemoryKind(getMemoryKindAttr(getTensor())))
-    return emitOpError() << "not supported yet: moving a value whose host "
-                            "memory kind is an 'mhlo.memory_kind' "
-                            "attribute; give the memory kind in the type, "
-                            "e.g. "
+  // Shardy:MPMD's rules for memory kinds given as attributes: a value in
+  // pinned host memory by its attribute cannot be transferred, nor can a
+  // transfer put its result there by an attribute. Other memory kinds as
+  // attributes ("device", "unpinned_host") are accepted, as there.
+  std::string where;
+  if (isPinnedHost(getMemoryKindAttr(getTensor(), where)))
+    return emitOpError() << "moves a value that an 'mhlo.memory_kind' "
+                            "attribute (on "
+                         << where
+                         << ") puts in pinned host memory; a transfer reads "
+                            "the memory kind from the type only (as in "
+                            "Shardy:MPMD): drop the attribute and give the "
+                            "kind in the type, e.g. "
                          << hostTypeText(from);
-  if (isHostMemoryKind((*this)->getAttr(kMemoryKindAttrName)))
-    return emitOpError() << "not supported yet: a host memory kind as an "
-                            "'mhlo.memory_kind' attribute of the transfer; "
-                            "give it in the result type, e.g. "
+  if (isPinnedHost((*this)->getAttrOfType<StringAttr>(kMemoryKindAttrName)))
+    return emitOpError() << "has 'mhlo.memory_kind = \"pinned_host\"'; a "
+                            "transfer takes its destination memory kind from "
+                            "the result type only (as in Shardy:MPMD): drop "
+                            "the attribute and give the kind in the result "
+                            "type, e.g. "
                          << hostTypeText(to);
   if (from.getGlobalTensorType() != to.getGlobalTensorType())
     return emitOpError() << "must keep the global type, but transfers "

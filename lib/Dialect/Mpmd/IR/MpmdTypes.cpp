@@ -127,3 +127,9 @@ MeshTensorType::getLocalTensorType(sdy::MeshAttr mesh) const {
 MeshTensorType MeshTensorType::withMesh(StringRef meshName) const {
   return MeshTensorType::get(getContext(), meshName, getRankedTensorType());
 }
+
+Type mlir::mpmd::getFragmentBodyType(Type type) {
+  if (auto meshType = dyn_cast<MeshTensorType>(type))
+    return meshType.getGlobalTensorType();
+  return type;
+}

@@ -22,6 +22,13 @@ using namespace mlir::sdy;
 #define GET_OP_CLASSES
 #include "mpmd/Dialect/Sdy/IR/SdyOps.cpp.inc"
 
+LogicalResult MeshOp::verify() {
+  if (getSymName().empty())
+    return emitOpError() << "has an empty name; give the mesh a name, e.g. "
+                            "sdy.mesh @mesh = <[\"x\"=2]>";
+  return success();
+}
+
 namespace {
 
 /// Checks that `sharding` fits a value of type `type` (when ranked).

@@ -109,14 +109,22 @@ void mlir::stablehlo::printSelectOpType(OpAsmPrinter &printer, Operation *op,
 ParseResult mlir::stablehlo::parseVariadicOperandWithAttribute(
     OpAsmParser &parser,
     SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands) {
+  // Upstream prints a lone comma when there are no operands (a
+  // dynamic_slice of a scalar: `%x, , sizes = []`); accept it.
+  if (succeeded(parser.parseOptionalComma()))
+    return success();
   // Operands each followed by a comma, up to the attribute's keyword.
   while (true) {
     OpAsmParser::UnresolvedOperand operand;
     OptionalParseResult parsed = parser.parseOptionalOperand(operand);
     if (!parsed.has_value())
       return success();
-    if (failed(*parsed) || parser.parseComma())
+    if (failed(*parsed))
       return failure();
+    if (failed(parser.parseOptionalComma()))
+      return parser.emitError(parser.getCurrentLocation(),
+                              "expected ',' after each operand, before the "
+                              "attribute that follows them");
     operands.push_back(operand);
   }
 }
@@ -124,9 +132,10 @@ ParseResult mlir::stablehlo::parseVariadicOperandWithAttribute(
 void mlir::stablehlo::printVariadicOperandWithAttribute(OpAsmPrinter &printer,
                                                         Operation *,
                                                         OperandRange operands) {
-  llvm::interleave(
-      operands, printer, [&](Value operand) { printer << operand << ','; },
-      " ");
+  // The space after each comma is printed here, not by the format (which
+  // follows the directive with ``), so that no operands print nothing.
+  for (Value operand : operands)
+    printer << operand << ", ";
 }
 
 //===----------------------------------------------------------------------===//

@@ -133,8 +133,6 @@ constexpr OpInfo kUnmodelledOpInfos[] = {
     entry("stablehlo.dynamic_iota", Pure | Cheap),
     entry("stablehlo.dynamic_pad", Pure),
     entry("stablehlo.dynamic_reshape", Pure),
-    entry("stablehlo.dynamic_slice", Pure),
-    entry("stablehlo.dynamic_update_slice", Pure),
     entry("stablehlo.einsum", Pure),
     entry("stablehlo.fft", Pure),
     entry("stablehlo.gather", Pure),

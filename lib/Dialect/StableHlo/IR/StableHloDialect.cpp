@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Dialect/StableHlo/IR/Token.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -48,4 +49,13 @@ Type StableHloDialect::parseType(DialectAsmParser &parser) const {
 
 void StableHloDialect::printType(Type type, DialectAsmPrinter &printer) const {
   printer.getStream() << cast<stablehlo::OpaqueType>(type).getSpec();
+}
+
+bool mlir::stablehlo::isTokenType(Type type) {
+  auto opaque = dyn_cast<stablehlo::OpaqueType>(type);
+  return opaque && opaque.getSpec() == "token";
+}
+
+Type mlir::stablehlo::getTokenType(MLIRContext *context) {
+  return stablehlo::OpaqueType::get(context, "token");
 }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
+#include "mpmd/Dialect/StableHlo/IR/Token.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -487,6 +488,95 @@ LogicalResult SliceOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// DynamicSliceOp, DynamicUpdateSliceOp
+//===----------------------------------------------------------------------===//
+
+/// The start indices of the dynamic slice ops: one per dimension of a
+/// `rank`-dimensional operand, each a scalar integer tensor, all of one type.
+static LogicalResult verifyStartIndices(Operation *op, ValueRange starts,
+                                        int64_t rank) {
+  if (static_cast<int64_t>(starts.size()) != rank)
+    return op->emitOpError() << "has " << starts.size()
+                             << " start indices but the operand has rank "
+                             << rank << "; give one start index per dimension";
+  for (auto [index, start] : llvm::enumerate(starts)) {
+    auto type = dyn_cast<RankedTensorType>(start.getType());
+    if (!type || type.getRank() != 0 ||
+        !isa<IntegerType>(type.getElementType()))
+      return op->emitOpError() << "start index #" << index
+                               << " must be a scalar integer tensor such as "
+                                  "tensor<i64>, but has type "
+                               << start.getType();
+    if (start.getType() != starts.front().getType())
+      return op->emitOpError() << "start indices must all have one type, but "
+                                  "#0 is "
+                               << starts.front().getType() << " and #"
+                               << index << " is " << start.getType();
+  }
+  return success();
+}
+
+LogicalResult DynamicSliceOp::verify() {
+  if (failed(verifyOperandElementType(*this)))
+    return failure();
+  auto operandType = dyn_cast<RankedTensorType>(getOperand().getType());
+  if (!operandType)
+    return success();
+  int64_t rank = operandType.getRank();
+  if (failed(verifyStartIndices(*this, getStartIndices(), rank)))
+    return failure();
+  ArrayRef<int64_t> sizes = getSliceSizes();
+  if (static_cast<int64_t>(sizes.size()) != rank)
+    return emitOpError() << "has " << sizes.size()
+                         << " slice sizes but the operand has rank " << rank;
+  for (auto [dim, size] : llvm::enumerate(sizes)) {
+    int64_t extent = operandType.getDimSize(dim);
+    if (size < 0 || (!ShapedType::isDynamic(extent) && size > extent))
+      return emitOpError() << "slice size " << size << " of dimension " << dim
+                           << " is not within [0, " << extent << "]";
+  }
+  auto resultType = dyn_cast<RankedTensorType>(getType());
+  if (resultType && failed(verifyCompatibleShape(resultType.getShape(), sizes)))
+    return emitOpError() << "result type " << resultType
+                         << " does not have the slice sizes [" << sizes
+                         << "] as its shape";
+  return success();
+}
+
+LogicalResult DynamicUpdateSliceOp::verify() {
+  Type operandType = getOperand().getType();
+  Type resultType = getType();
+  if (failed(verifyCompatibleShape(operandType, resultType)) ||
+      !elementTypesMatch(operandType, resultType))
+    return emitOpError() << "result type " << resultType
+                         << " must be the operand type " << operandType;
+  if (!elementTypesMatch(getUpdate().getType(), operandType))
+    return emitOpError() << "update " << getUpdate().getType()
+                         << " must have the element type of the operand "
+                         << operandType;
+  auto ranked = dyn_cast<RankedTensorType>(operandType);
+  if (!ranked)
+    return success();
+  int64_t rank = ranked.getRank();
+  if (failed(verifyStartIndices(*this, getStartIndices(), rank)))
+    return failure();
+  auto update = dyn_cast<RankedTensorType>(getUpdate().getType());
+  if (!update)
+    return success();
+  if (update.getRank() != rank)
+    return emitOpError() << "update " << update << " must have the rank of "
+                         << "the operand " << ranked;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    int64_t size = update.getDimSize(dim), extent = ranked.getDimSize(dim);
+    if (!ShapedType::isDynamic(size) && !ShapedType::isDynamic(extent) &&
+        size > extent)
+      return emitOpError() << "update dimension " << dim << " has size "
+                           << size << ", larger than the operand's " << extent;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // CustomCallOp
 //===----------------------------------------------------------------------===//
 
@@ -589,8 +679,7 @@ LogicalResult OptimizationBarrierOp::verify() {
 }
 
 LogicalResult CreateTokenOp::verify() {
-  auto type = dyn_cast<stablehlo::OpaqueType>(getType());
-  if (!type || type.getSpec() != "token")
+  if (!isTokenType(getType()))
     return emitOpError() << "requires a !stablehlo.token result, but got "
                          << getType();
   return success();

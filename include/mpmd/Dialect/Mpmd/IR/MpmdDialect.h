@@ -4,6 +4,7 @@
 #define MPMD_DIALECT_MPMD_IR_MPMDDIALECT_H
 
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
+#include "mpmd/Dialect/StableHlo/IR/Token.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -37,6 +38,11 @@ TopologyAttr getEnclosingTopology(Operation *op);
 /// any); emits an error on `op` naming the known meshes otherwise.
 LogicalResult verifyMeshInTopology(Operation *op, StringRef meshName,
                                    StringRef what);
+
+/// The type a fragment body sees for a fragment operand or result of type
+/// `type`: the global tensor type of a mesh tensor; a `!stablehlo.token`
+/// (which lives on no mesh) stays itself.
+Type getFragmentBodyType(Type type);
 
 } // namespace mlir::mpmd
 

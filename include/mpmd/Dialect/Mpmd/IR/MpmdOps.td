@@ -18,6 +18,18 @@ class Mpmd_Op<string mnemonic, list<Trait> traits = []>
 def Mpmd_OriginArray
     : TypedArrayAttrBase<Mpmd_UserOrigin, "array of user origins">;
 
+// `!stablehlo.token` (an opaque type of the stablehlo compat dialect).
+def Mpmd_Token : Type<CPred<"::mlir::stablehlo::isTokenType($_self)">,
+                      "!stablehlo.token">;
+
+// What Shardy:MPMD's fragments take and return.
+def Mpmd_MeshTensorOrToken : AnyTypeOf<[Mpmd_MeshTensorType, Mpmd_Token],
+                                       "mesh tensor or !stablehlo.token">;
+
+// What Shardy:MPMD's mpmd.call takes and returns: no tokens.
+def Mpmd_LocalOrMeshTensor : AnyTypeOf<[AnyTensor, Mpmd_MeshTensorType],
+                                       "tensor or mesh tensor">;
+
 //===----------------------------------------------------------------------===//
 // ReturnOp
 //===----------------------------------------------------------------------===//
@@ -79,8 +91,9 @@ def Mpmd_FragmentOp : Mpmd_Op<"fragment", [
     RecursivelySpeculatable, IsolatedFromAbove]> {
   let summary = "An SPMD program on one mesh";
   let description = [{
-    Operands and results are mesh tensors of the fragment's mesh; block
-    arguments and returned values are their global tensor types. The origin
+    Operands and results are mesh tensors of the fragment's mesh, or
+    `!stablehlo.token`s (as in Shardy:MPMD); block arguments and returned
+    values are their global tensor types (a token stays a token). The origin
     lists the named computations the fragment came from (empty for a
     fragment created by mesh inference); `stage` is set only on user
     fragments.
@@ -93,13 +106,13 @@ def Mpmd_FragmentOp : Mpmd_Op<"fragment", [
     ```
   }];
   let arguments = (ins
-    Variadic<Mpmd_MeshTensorType>:$inputs,
+    Variadic<Mpmd_MeshTensorOrToken>:$inputs,
     Mpmd_OriginArray:$origin,
     StrAttr:$mesh_name,
     OptionalAttr<I64Attr>:$stage_id,
     OptionalAttr<Sdy_TensorShardingPerValue>:$in_shardings,
     OptionalAttr<Sdy_TensorShardingPerValue>:$out_shardings);
-  let results = (outs Variadic<Mpmd_MeshTensorType>:$results);
+  let results = (outs Variadic<Mpmd_MeshTensorOrToken>:$results);
   let regions = (region SizedRegion<1>:$region);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
@@ -144,9 +157,12 @@ def Mpmd_TransferOp : Mpmd_Op<"transfer", [Pure]> {
     `%1 = mpmd.transfer %0 : (!mpmd.mesh_tensor<"m1", T>) ->
     !mpmd.mesh_tensor<"m2", T>`. Memory kinds are part of the types: a
     transfer may move a tensor between memory kinds, on one mesh or across
-    meshes. A memory kind given as an `mhlo.memory_kind` attribute instead (on
-    the transfer, or on the function argument or fragment result it moves)
-    is rejected when it names host memory.
+    meshes. As in Shardy:MPMD, pinned host memory given by an
+    `mhlo.memory_kind` attribute instead is rejected: on the transfer, or on
+    what produces the value it moves (a function argument, the `res_attrs` of
+    a fragment, fragment_call, call or loop). Other memory
+    kinds as attributes are accepted; import folds those of entry function
+    arguments and results into the types (mpmd-fold-memory-kind-attributes).
   }];
   let arguments = (ins Mpmd_MeshTensorType:$tensor);
   let results = (outs Mpmd_MeshTensorType:$result);
@@ -198,10 +214,12 @@ def Mpmd_CallOp : Mpmd_Op<"call", [
     `%r = mpmd.call @body(%x) {call_counter = 0 : ui32} : (T) -> T`. The call
     sits directly in a func.func or an mpmd.for; within mpmd functions (those
     with a topology) only the public entry function may call. An optional
-    `call_counter` (ui32) numbers the calls of one body.
+    `call_counter` (ui32) numbers the calls of one body. Operands and
+    results are tensors or mesh tensors, as in Shardy:MPMD: no tokens.
   }];
-  let arguments = (ins Variadic<AnyType>:$tensors, FlatSymbolRefAttr:$callee);
-  let results = (outs Variadic<AnyType>:$results);
+  let arguments = (ins Variadic<Mpmd_LocalOrMeshTensor>:$tensors,
+                       FlatSymbolRefAttr:$callee);
+  let results = (outs Variadic<Mpmd_LocalOrMeshTensor>:$results);
   let assemblyFormat = [{
     $callee `(` $tensors `)` attr-dict `:` functional-type(operands, results)
   }];

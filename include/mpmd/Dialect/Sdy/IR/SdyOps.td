@@ -14,6 +14,8 @@ def Sdy_MeshOp : Op<Sdy_Dialect, "mesh", [Symbol, HasParent<"ModuleOp">]> {
   let summary = "Declares a named mesh: `sdy.mesh @mesh = <[\"x\"=2]>`";
   let arguments = (ins SymbolNameAttr:$sym_name, Sdy_Mesh:$mesh);
   let assemblyFormat = "$sym_name `=` $mesh attr-dict";
+  // An empty name would print as `@<<INVALID EMPTY SYMBOL>>`.
+  let hasVerifier = 1;
 }
 
 class Sdy_Op<string mnemonic, list<Trait> traits = []>

@@ -45,7 +45,9 @@ ParseResult parseSelectOpType(OpAsmParser &parser, Type &pred, Type &onTrue,
 void printSelectOpType(OpAsmPrinter &printer, Operation *op, Type pred,
                        Type onTrue, Type onFalse, Type result);
 
-/// concatenate: `%a, %b,`, each operand followed by a comma.
+/// concatenate, dynamic_slice: `%a, %b, `, each operand followed by a comma
+/// and a space (the formats put `` before the keyword that follows); none
+/// prints nothing. A lone comma (upstream's text for no operands) parses.
 ParseResult parseVariadicOperandWithAttribute(
     OpAsmParser &parser,
     SmallVectorImpl<OpAsmParser::UnresolvedOperand> &operands);

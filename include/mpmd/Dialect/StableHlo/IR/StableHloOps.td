@@ -368,7 +368,7 @@ def StableHlo_ConcatenateOp : StableHlo_Op<"concatenate", [Pure]> {
   let arguments = (ins Variadic<AnyTensor>:$inputs, I64Attr:$dimension);
   let results = (outs AnyTensor:$result);
   let assemblyFormat = [{
-    custom<VariadicOperandWithAttribute>($inputs) `dim` `=` $dimension
+    custom<VariadicOperandWithAttribute>($inputs) `` `dim` `=` $dimension
       attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -387,6 +387,42 @@ def StableHlo_SliceOp : StableHlo_Op<"slice", [Pure]> {
   let assemblyFormat = [{
     $operand custom<SliceRanges>($start_indices, $limit_indices, $strides)
       attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+// The start indices are scalar integer tensors, one per operand dimension;
+// each start is clamped so that the slice stays inside the operand.
+def StableHlo_DynamicSliceOp : StableHlo_Op<"dynamic_slice", [Pure]> {
+  let summary = "Slice of static sizes at start indices known at run time";
+  let description = [{
+    `stablehlo.dynamic_slice %x, %i, %j, sizes = [2, 2] : (tensor<4x4xf32>,
+    tensor<i64>, tensor<i64>) -> tensor<2x2xf32>`: the result has the shape
+    `sizes`, read from the operand at the (clamped) starts.
+  }];
+  let arguments = (ins AnyTensor:$operand,
+                       Variadic<AnyTensor>:$start_indices,
+                       DenseI64ArrayAttr:$slice_sizes);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $operand `,` custom<VariadicOperandWithAttribute>($start_indices)
+      `` `sizes` `=` $slice_sizes attr-dict
+      `:` functional-type(operands, results)
+  }];
+}
+
+def StableHlo_DynamicUpdateSliceOp
+    : StableHlo_Op<"dynamic_update_slice", [Pure]> {
+  let summary = "Writes a tensor into another at start indices known at run time";
+  let description = [{
+    `stablehlo.dynamic_update_slice %x, %u, %i, %j : (tensor<4x4xf32>,
+    tensor<2x2xf32>, tensor<i64>, tensor<i64>) -> tensor<4x4xf32>`: the
+    operand with `update` written at the (clamped) starts.
+  }];
+  let arguments = (ins AnyTensor:$operand, AnyTensor:$update,
+                       Variadic<AnyTensor>:$start_indices);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
   }];
 }
 
