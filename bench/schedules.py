@@ -60,6 +60,10 @@ the mesh, the placed arguments included. The two step numbers agree when
 the runtime drops every value where the plan says; a row whose numbers
 differ is flagged.
 
+A fourth table gives how long each mesh waits inside one step as it really
+runs (no waiting between steps), from JAX's profiler where the profile maps
+onto the plan (`run_traced(source="auto")`, `Trace.idle_us()`).
+
 `--memory-sweep` prints only that table, for `--memory-schedules`
 (gpipe,1f1b,1f1b+remat) at each of `--memory-microbatches` (8,32): 1F1B's
 peak is bounded by the number of stages in flight, GPipe's grows with m,
@@ -270,6 +274,10 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
     traced = simulate(plan, costs_from_trace(best_trace),
                       transfer_cost=transfer_us)
 
+    # One step as it really runs (no waiting between steps), from JAX's
+    # profiler where it maps: how long each mesh waits inside the step.
+    _, profiled = compiled.run_traced(*placed, source="auto")
+
     step_s = min_time(lambda: compiled(*placed), args.repeat)
     jit_s = min_time(lambda: reference(params, tokens, targets), args.repeat)
     serial_us = sum(c.end_us - c.start_us for c in best_trace.calls) + \
@@ -295,6 +303,7 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
         "unit_costs": "F1 B1 W1" if schedule in _SPLIT else "F1 B2 W1",
         "traced": traced,
         "traced_us": best_trace.total_us,
+        "profiled": profiled,
         "transfer_us": transfer_us,
         "step_s": step_s,
         "jit_s": jit_s,
@@ -490,6 +499,23 @@ def main() -> None:
             f"{f'{p.arrays} / {p.bytes / 1024:.0f}':>13}"
             for p in (r["peak"][m] for m in MESHES))
         print(f"{r['schedule']:<31} {cells}")
+    print()
+    print("waiting per mesh inside one step (ms), from a trace of the step "
+          "as it runs (Trace.idle_us: gaps between a mesh's calls, before "
+          "its first and after its last)")
+    header = (f"{'schedule':<31} {'source':<9} {'step':>7} "
+              + " ".join(f"{m:>7}" for m in MESHES))
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        trace = r["profiled"]
+        idle = trace.idle_us()
+        cells = " ".join(f"{idle.get(m, 0.0) / 1000:>7.2f}" for m in MESHES)
+        print(f"{r['schedule']:<31} {trace.source:<9} "
+              f"{trace.end_us() / 1000:>7.2f} {cells}")
+    print("  on XLA:CPU programs of multi-device meshes run one at a time "
+          "(docs/runtime.md), so meshes here wait for each other's programs "
+          "as well as for data")
     print()
     print_memory([(r["schedule"], r["measured"]) for r in results])
     print(f"total {time.perf_counter() - total:.0f} s")
