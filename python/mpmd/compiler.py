@@ -95,10 +95,13 @@ class ImportOptions:
     # name -> (mesh, stage or None); any string is a name.
     assignment: Mapping[str, tuple[str, int | None]] = field(
         default_factory=dict)
-    # flat argument / result index -> mesh, or mesh#memory_kind
-    # ("m1#pinned_host": on m1's host memory).
+    # flat argument / result index -> mesh.
     input_assignment: Mapping[int, str] = field(default_factory=dict)
     output_assignment: Mapping[int, str] = field(default_factory=dict)
+    # flat argument / result index -> memory kind ("pinned_host", ...) for
+    # values kept in another memory of their mesh.
+    input_memory_kinds: Mapping[int, str] = field(default_factory=dict)
+    output_memory_kinds: Mapping[int, str] = field(default_factory=dict)
     infer_transfers: bool = False
     infer_cross_mesh_reductions: bool = False
 
@@ -157,8 +160,10 @@ class Partitioner:
             return self._native.partition(
                 assignment=[(name, mesh, stage) for name, (mesh, stage)
                             in imports.assignment.items()],
-                input_assignment=_indexed(imports.input_assignment),
-                output_assignment=_indexed(imports.output_assignment),
+                input_assignment=_indexed(imports.input_assignment,
+                                          imports.input_memory_kinds),
+                output_assignment=_indexed(imports.output_assignment,
+                                           imports.output_memory_kinds),
                 infer_transfers=imports.infer_transfers,
                 infer_cross_mesh_reductions=(
                     imports.infer_cross_mesh_reductions),
@@ -173,12 +178,10 @@ class Partitioner:
             _raise_compiler_error(error)
 
 
-def _indexed(assignment: Mapping[int, str]) -> list[tuple[int, str, str]]:
-    entries = []
-    for index, target in sorted(assignment.items()):
-        mesh, _, kind = target.partition("#")
-        entries.append((index, mesh, kind))
-    return entries
+def _indexed(assignment: Mapping[int, str], kinds: Mapping[int, str]
+             ) -> list[tuple[int, str, str]]:
+    return [(index, mesh, kinds.get(index, ""))
+            for index, mesh in sorted(assignment.items())]
 
 
 def op_catalog() -> list[dict[str, object]]:

@@ -377,12 +377,14 @@ def make_config(topology: Mapping[str, Any],
                 raise ConfigError(f"name_to_stage_assignment[{name!r}] is "
                                   f"{stage!r}; stages are integers >= 0")
         if target not in topology:
-            if isinstance(target, str) and target.split("#")[0] in topology:
+            mesh = (split_memory_kind(target)[0] if isinstance(target, str)
+                    else None)
+            if mesh in topology:
                 raise ConfigError(
                     f"not supported yet: assignment[{name!r}] is {target!r},"
                     " a mesh with a memory kind (memory kinds are supported "
                     "in input_mesh_assignment and output_mesh_assignment); "
-                    f"assign it to {target.split('#')[0]!r}")
+                    f"assign it to {mesh!r}")
             raise ConfigError(
                 f"assignment[{name!r}] names mesh {target!r}, which is not in "
                 f"the topology; meshes: {sorted(topology)}")

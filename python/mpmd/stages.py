@@ -100,18 +100,20 @@ def _flat_io_assignment(spec: Any, tree: Any, count: int,
 
 def _memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
     """Takes the memory kinds out of `assigned` (index -> "mesh#kind"),
-    leaving mesh names; returns index -> "#kind" for those that had one."""
+    leaving mesh names; returns index -> kind for those that had one other
+    than the default "device"."""
     kinds = {}
     for index, target in list(assigned.items()):
         mesh, kind = split_memory_kind(target)
         assigned[index] = mesh
         if kind is not None and kind != "device":
-            kinds[index] = "#" + kind
+            kinds[index] = kind
     return kinds
 
 
 def _partition(config: MpmdConfig, partitioner: Partitioner,
-               inputs: dict[int, str], outputs: dict[int, str]
+               inputs: dict[int, str], outputs: dict[int, str],
+               input_kinds: dict[int, str], output_kinds: dict[int, str]
                ) -> tuple[str, str]:
     """Runs import, optimize, sharding and export with the config's options;
     returns the exported module and its plan. Tables, comparators and merge
@@ -156,8 +158,9 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
         def merge_predicate(fragments):
             return merge_pairs(predicate, _fragment_infos(fragments))
     return partitioner.partition(
-        ImportOptions(config.assignment, inputs, outputs,
-                      opts.infer_transfers, opts.infer_cross_mesh_reductions),
+        ImportOptions(config.assignment, inputs, outputs, input_kinds,
+                      output_kinds, opts.infer_transfers,
+                      opts.infer_cross_mesh_reductions),
         OptimizeOptions(kind, opts.split_backward, order,
                         merge_pairs(rules, []), merge_predicate,
                         opts.merge_last_stage, opts.remat, opts.merge_remat))
@@ -783,14 +786,13 @@ class MpmdFunction:
         if unused:
             warnings.warn(f"assignment entries {unused} match no "
                           "named_computation or named_tensor", stacklevel=2)
-        inputs = {i: p.mesh + kinds_in.get(i, "")
-                  for i, p in in_placements.items()}
-        outputs = {i: p.mesh + kinds_out.get(i, "")
-                   for i, p in out_placements.items()}
+        inputs = {i: p.mesh for i, p in in_placements.items()}
+        outputs = {i: p.mesh for i, p in out_placements.items()}
         traced_at = time.perf_counter()
         try:
             mpmd_text, plan_json = _partition(self.config, partitioner,
-                                              inputs, outputs)
+                                              inputs, outputs, kinds_in,
+                                              kinds_out)
         except CompilerError as error:
             pinned = [f"{paths[i]} on {p.mesh!r}"
                       for i, p in in_placements.items()

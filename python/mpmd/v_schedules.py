@@ -88,6 +88,20 @@ def _dependencies(op: VOp, mesh: int, p: int) -> list[tuple[int, VOp]]:
     return deps
 
 
+def _inputs_arrive(end: Mapping[tuple[int, VOp], float], mesh: int,
+                   op: VOp, p: int, transfer: float) -> float | None:
+    """When everything `op` on `mesh` reads is there (`transfer` after its
+    end across meshes), given the end times of the ops done; None if one
+    is not done."""
+    arrive = 0.0
+    for source, dep in _dependencies(op, mesh, p):
+        done = end.get((source, dep))
+        if done is None:
+            return None
+        arrive = max(arrive, done + (transfer if source != mesh else 0.0))
+    return arrive
+
+
 def _check_sizes(p: int, m: int, what: str) -> None:
     if not isinstance(p, int) or p < 1:
         raise ScheduleError(f"{what} needs at least one mesh; got p = {p!r}")
@@ -138,12 +152,8 @@ def _greedy_v(p: int, m: int, transfer: float, cost: Mapping[str, float],
     remaining = 6 * p * m
 
     def ready(mesh: int, op: VOp, t: float) -> bool:
-        for source, dep in _dependencies(op, mesh, p):
-            done = end.get((source, dep))
-            if done is None or done + (transfer if source != mesh
-                                       else 0.0) > t:
-                return False
-        return True
+        arrive = _inputs_arrive(end, mesh, op, p, transfer)
+        return arrive is not None and arrive <= t
 
     while remaining:
         if not times:  # cannot happen: every op becomes ready in time
@@ -294,22 +304,17 @@ def simulate_v(orders: Sequence[Sequence[VOp]],
         for r, seq in enumerate(orders):
             while cursor[r] < len(seq):
                 op = seq[cursor[r]]
-                start = free[r]
-                for mesh, dep in _dependencies(op, r, p):
-                    if (mesh, dep) not in end:
-                        break
-                    start = max(start, end[(mesh, dep)] +
-                                (transfer if mesh != r else 0.0))
-                else:
-                    finish = start + cost[op.kind]
-                    end[(r, op)] = finish
-                    free[r] = finish
-                    timeline[r].append((op, start, finish))
-                    cursor[r] += 1
-                    remaining -= 1
-                    progressed = True
-                    continue
-                break
+                arrive = _inputs_arrive(end, r, op, p, transfer)
+                if arrive is None:
+                    break
+                start = max(free[r], arrive)
+                finish = start + cost[op.kind]
+                end[(r, op)] = finish
+                free[r] = finish
+                timeline[r].append((op, start, finish))
+                cursor[r] += 1
+                remaining -= 1
+                progressed = True
         if not progressed:
             stuck = [f"mesh {r}: {seq[cursor[r]]}"
                      for r, seq in enumerate(orders) if cursor[r] < len(seq)]

@@ -9,8 +9,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "StepLoop.h"
-
 #include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 #include "mpmd/InitAll.h"
 #include "mpmd/Support/ParserGuards.h"
@@ -693,9 +691,7 @@ private:
 } // namespace
 
 NB_MODULE(_mpmd_compiler, m) {
-  m.doc() = "The mpmd MLIR compiler: parse, verify and run pass pipelines; "
-            "and the runtime's step loop (StepLoop).";
-  mpmd::python::registerStepLoop(m);
+  m.doc() = "The mpmd MLIR compiler: parse, verify and run pass pipelines.";
   mlir::mpmd::registerAllPasses();
   // Signals and fatal errors inside a compile are caught by the
   // CrashRecoveryContext of `compile`; outside one, LLVM's handler restores

@@ -1,4 +1,4 @@
-"""The executor's C++ step loop (`_mpmd_compiler.StepLoop`) and the fast
+"""The executor's C++ step loop (`_mpmd_runtime.StepLoop`) and the fast
 path of `PlanExecutor.run` / `Compiled.__call__` built on it: what it runs,
 what it drops, and what it says when a step fails."""
 
@@ -14,7 +14,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 import mpmd
-from mpmd._mpmd_compiler import StepLoop
+from mpmd._mpmd_runtime import StepLoop
 from mpmd.runtime import ProgramInputError
 
 

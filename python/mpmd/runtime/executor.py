@@ -152,7 +152,7 @@ class PlanExecutor:
 
     def _run_fast(self, inputs: Sequence[jax.Array]) -> list[jax.Array]:
         """`run` without a recorder, on one process: the plan flattened
-        once into a `StepLoop` (the extension's C++ loop), which calls each
+        once into a `StepLoop` (`mpmd._mpmd_runtime`, a C++ loop), which calls each
         program through JAX's C++ dispatch of its executable
         (`MeshProgram.dispatcher`). The inputs the plan reads are its own
         outputs or the placed arguments, so the per-call checks of
@@ -177,7 +177,7 @@ class PlanExecutor:
             raise self._execution_error(step, error) from error
 
     def _step_loop(self) -> Any:
-        from mpmd._mpmd_compiler import StepLoop  # noqa: PLC0415
+        from mpmd._mpmd_runtime import StepLoop  # noqa: PLC0415
 
         steps = []
         count = len(self.plan.inputs)
