@@ -586,7 +586,9 @@ public:
                       const std::vector<std::pair<std::string, std::string>>
                           &mergeRules,
                       std::optional<nb::callable> mergePredicate,
-                      bool mergeLastStage, bool remat, bool mergeRemat) {
+                      bool mergeLastStage, bool remat, bool mergeRemat,
+                      bool offloadActivations,
+                      const std::vector<std::string> &offloadNames) {
     if (!module)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
@@ -607,6 +609,8 @@ public:
     optimizeOptions.mergeLastStage = mergeLastStage;
     optimizeOptions.remat = remat;
     optimizeOptions.mergeRemat = mergeRemat;
+    optimizeOptions.offloadActivations = offloadActivations;
+    optimizeOptions.offloadNames = offloadNames;
     // The providers refer to the callables on this frame: copies of them
     // (passes copy their options) must not touch Python objects without
     // the GIL.
@@ -828,13 +832,17 @@ NB_MODULE(_mpmd_compiler, m) {
            nb::arg("merge_predicate").none() = nb::none(),
            nb::arg("merge_last_stage") = false, nb::arg("remat") = false,
            nb::arg("merge_remat") = false,
+           nb::arg("offload_activations") = false,
+           nb::arg("offload_names") = std::vector<std::string>(),
            "Partitions the module (once). `assignment` is [(name, mesh, "
            "stage or None)], the io assignments [(index, mesh, memory "
            "kind or '')]. `order(fragments) -> {mesh: [key, ...]}` gives "
            "an explicit schedule's order, `merge_predicate(fragments) -> "
            "[(label, label)]` more merge rules; `remat` recomputes forward "
            "fragments before their backward (`merge_remat` fuses the "
-           "copies into it); fragments are dicts "
+           "copies into it); `offload_activations` keeps forward residuals "
+           "in pinned host memory until their backward (of the named "
+           "computations `offload_names`, all when empty); fragments are dicts "
            "(origins as (name, transpose count) pairs, stage, "
            "call_counter, mesh, kind, label, key). Returns (printed "
            "MPMD module, execution plan as JSON text).");

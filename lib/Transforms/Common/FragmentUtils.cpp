@@ -137,3 +137,37 @@ FragmentOp mlir::mpmd::mergeFragments(FragmentOp first, FragmentOp second,
   first.erase();
   return merged;
 }
+
+SmallVector<FragmentOp>
+mlir::mpmd::backwardReaders(FragmentOp forward, const FragmentInfo &info) {
+  SmallVector<FragmentOp> readers;
+  for (Operation *user : forward->getUsers()) {
+    auto fragment = dyn_cast<FragmentOp>(user);
+    if (!fragment || llvm::is_contained(readers, fragment))
+      continue;
+    FragmentInfo other = getFragmentInfo(fragment);
+    if (other.mesh != info.mesh || other.callCounter != info.callCounter ||
+        (other.kind != FragmentKind::kBackward &&
+         other.kind != FragmentKind::kWeightGradient))
+      continue;
+    readers.push_back(fragment);
+  }
+  llvm::sort(readers, [](FragmentOp a, FragmentOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  return readers;
+}
+
+bool mlir::mpmd::otherWorkBetween(Operation *from, Operation *to,
+                                  const FragmentInfo &info) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (auto fragment = dyn_cast<FragmentOp>(op);
+        fragment && fragment.isUserFragment() &&
+        fragment.getMeshName() == info.mesh) {
+      std::optional<uint64_t> counter = getFragmentInfo(fragment).callCounter;
+      if (counter && counter != info.callCounter)
+        return true;
+    }
+  return false;
+}

@@ -7,6 +7,11 @@
 // wait for it. Moving each transfer right after the op that makes its value
 // issues it as early as the data allows; nothing else moves.
 //
+// Except a move from host memory back into device memory on one mesh (a
+// reload of an offloaded activation, or of an argument kept on the host):
+// issued early, it would bring the value back as soon as it left. Those stay
+// where they were placed, one fragment before the value is needed.
+//
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
@@ -38,6 +43,9 @@ struct IssueTransfersEarlyPass
       Operation *argumentAnchor = nullptr;
       for (TransferOp transfer : transfers) {
         Value source = transfer.getTensor();
+        if (transfer.isIntraMesh() && transfer.getTensor().getType().isOnHost() &&
+            !transfer.getType().isOnHost())
+          continue;
         Operation *def = source.getDefiningOp();
         if (def && def->getBlock() != &body)
           continue; // defined in a nested region: leave it

@@ -35,6 +35,13 @@ void mlir::mpmd::addOptimizePipeline(OpPassManager &pm,
     remat.merge = options.mergeRemat;
     pm.addPass(createRematFragmentsPass(remat));
   }
+  // After remat: a recomputed forward leaves no residuals to move.
+  if (options.offloadActivations) {
+    OffloadActivationsPassOptions offload;
+    offload.names.assign(options.offloadNames.begin(),
+                         options.offloadNames.end());
+    pm.addPass(createOffloadActivationsPass(std::move(offload)));
+  }
 }
 
 OptimizeOptions OptimizePipelineOptions::typed() const {
@@ -46,6 +53,8 @@ OptimizeOptions OptimizePipelineOptions::typed() const {
   options.mergeLastStage = mergeLastStage;
   options.remat = remat;
   options.mergeRemat = mergeRemat;
+  options.offloadActivations = offloadActivations;
+  options.offloadNames.assign(offloadNames.begin(), offloadNames.end());
   return options;
 }
 

@@ -33,45 +33,6 @@ using namespace mlir::mpmd;
 
 namespace {
 
-/// The backward fragments (every origin a transpose) on `forward`'s mesh,
-/// with its call counter, that read its results; in block order.
-SmallVector<FragmentOp> backwardReaders(FragmentOp forward,
-                                        const FragmentInfo &info) {
-  SmallVector<FragmentOp> readers;
-  for (Operation *user : forward->getUsers()) {
-    auto fragment = dyn_cast<FragmentOp>(user);
-    if (!fragment || llvm::is_contained(readers, fragment))
-      continue;
-    FragmentInfo other = getFragmentInfo(fragment);
-    if (other.mesh != info.mesh || other.callCounter != info.callCounter ||
-        (other.kind != FragmentKind::kBackward &&
-         other.kind != FragmentKind::kWeightGradient))
-      continue;
-    readers.push_back(fragment);
-  }
-  llvm::sort(readers, [](FragmentOp a, FragmentOp b) {
-    return a->isBeforeInBlock(b);
-  });
-  return readers;
-}
-
-/// True if a user fragment of another microbatch (call counter) runs on the
-/// mesh strictly between `from` and `to`: only then do the residuals stay
-/// alive while the mesh works on something else (a microbatch's own later
-/// stages, or inferred code, are no reason to recompute).
-bool otherWorkBetween(Operation *from, Operation *to, const FragmentInfo &info) {
-  for (Operation *op = from->getNextNode(); op && op != to;
-       op = op->getNextNode())
-    if (auto fragment = dyn_cast<FragmentOp>(op);
-        fragment && fragment.isUserFragment() &&
-        fragment.getMeshName() == info.mesh) {
-      std::optional<uint64_t> counter = getFragmentInfo(fragment).callCounter;
-      if (counter && counter != info.callCounter)
-        return true;
-    }
-  return false;
-}
-
 struct RematFragmentsPass
     : public EntryFunctionPass<RematFragmentsPass,
                                mlir::mpmd::impl::RematFragmentsPassBase> {

@@ -40,6 +40,21 @@ func.func @transfer_folds(%arg0: !m1) -> (!m1, !m1, !m1s) {
   func.return %0, %2, %3 : !m1, !m1, !m1s
 }
 
+// A trip to host memory and back on one mesh is an offload (made to free
+// device memory in between): it stays. One through another mesh's host
+// memory is an ordinary round trip and folds.
+// CHECK-LABEL: func.func @host_round_trip_stays
+func.func @host_round_trip_stays(%arg0: !m1) -> (!m1, !m1) {
+  // CHECK: %[[HOST:.*]] = mpmd.transfer %arg0 : {{.*}} -> !mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">
+  // CHECK-NEXT: %[[BACK:.*]] = mpmd.transfer %[[HOST]]
+  // CHECK-NEXT: return %[[BACK]], %arg0
+  %0 = mpmd.transfer %arg0 : (!m1) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">
+  %1 = mpmd.transfer %0 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">) -> !m1
+  %2 = mpmd.transfer %arg0 : (!m1) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>, memory_kind="pinned_host">
+  %3 = mpmd.transfer %2 : (!mpmd.mesh_tensor<"m2", tensor<4xf32>, memory_kind="pinned_host">) -> !m1
+  func.return %1, %3 : !m1, !m1
+}
+
 // CHECK-LABEL: func.func @broadcast_of_broadcast
 func.func @broadcast_of_broadcast(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: %[[B:.*]] = mpmd.broadcast %arg0

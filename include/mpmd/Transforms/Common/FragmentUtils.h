@@ -62,6 +62,18 @@ inline constexpr llvm::StringLiteral kRematAttrName = "mpmd.remat";
 FragmentOp mergeFragments(FragmentOp first, FragmentOp second,
                           FragmentOp anchor);
 
+/// The backward fragments (every origin a transpose, weight-gradient parts
+/// included) on `forward`'s mesh, with its call counter, that read its
+/// results; in block order. `info` is `forward`'s.
+SmallVector<FragmentOp> backwardReaders(FragmentOp forward,
+                                        const FragmentInfo &info);
+
+/// True if a user fragment of another call counter (microbatch) than
+/// `info`'s runs on `info`'s mesh strictly between `from` and `to`: only
+/// then are values made by `from` for `to` kept alive while the mesh works
+/// on something else (what rematerialization and offloading save).
+bool otherWorkBetween(Operation *from, Operation *to, const FragmentInfo &info);
+
 } // namespace mlir::mpmd
 
 #endif // MPMD_TRANSFORMS_COMMON_FRAGMENTUTILS_H

@@ -71,6 +71,11 @@ struct OptimizeOptions {
   /// and merges), and fuse each copy into that backward.
   bool remat = false;
   bool mergeRemat = false;
+  /// Move forward residuals to pinned host memory until their backward
+  /// (last, after remat), for the forwards of `offloadNames` (all when
+  /// empty).
+  bool offloadActivations = false;
+  std::vector<std::string> offloadNames;
 };
 
 } // namespace mlir::mpmd

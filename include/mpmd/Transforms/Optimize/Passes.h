@@ -57,6 +57,15 @@ struct OptimizePipelineOptions
       *this, "merge-remat",
       llvm::cl::desc("Fuse each recomputed forward into its backward"),
       llvm::cl::init(false)};
+  Option<bool> offloadActivations{
+      *this, "offload-activations",
+      llvm::cl::desc("Keep forward residuals in pinned host memory until "
+                     "their backward"),
+      llvm::cl::init(false)};
+  ListOption<std::string> offloadNames{
+      *this, "offload-names",
+      llvm::cl::desc("Named computations whose residuals are offloaded "
+                     "(all when empty)")};
 
   OptimizeOptions typed() const;
 };

@@ -85,4 +85,28 @@ def RematFragmentsPass : Pass<"mpmd-remat-fragments", "ModuleOp"> {
   ];
 }
 
+def OffloadActivationsPass : Pass<"mpmd-offload-activations", "ModuleOp"> {
+  let summary = "Keeps forward residuals in host memory until their backward";
+  let description = [{
+    Activation offloading: each result of a forward fragment that backward
+    fragments of the same mesh and call counter read, with fragments of
+    other call counters running on the mesh in between, is moved to the
+    mesh's pinned host memory right after the forward (an intra-mesh
+    `mpmd.transfer` to a `memory_kind="pinned_host"` type) and back to
+    device memory right before the last fragment of the mesh that precedes
+    the first of those backwards; the backwards read what came back. A
+    result that another op reads after that point is left on the device, as
+    is one that would come back right after it left (that fragment follows
+    the forward).
+    `names` limits this to forwards of those named computations (a name no
+    fragment comes from is an error); without it every forward qualifies.
+    Runs after the schedule and remat.
+  }];
+  let options = [
+    ListOption<"names", "names", "std::string",
+               "Named computations whose forwards are offloaded (all when "
+               "empty)">,
+  ];
+}
+
 #endif // MPMD_TRANSFORMS_OPTIMIZE_PASSES_TD

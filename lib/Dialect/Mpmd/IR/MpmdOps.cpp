@@ -520,11 +520,14 @@ LogicalResult TransferOp::verify() {
 
 OpFoldResult TransferOp::fold(FoldAdaptor) {
   // A transfer to the very same type is a no-op; so is a transfer back to
-  // where the value came from.
+  // where the value came from, except a trip to host memory and back on
+  // one mesh: that is an offload, made to free device memory in between.
   if (getTensor().getType() == getType())
     return getTensor();
   if (auto previous = getTensor().getDefiningOp<TransferOp>())
-    if (previous.getTensor().getType() == getType())
+    if (previous.getTensor().getType() == getType() &&
+        !(isIntraMesh() && getTensor().getType().isOnHost() &&
+          !getType().isOnHost()))
       return previous.getTensor();
   return {};
 }
