@@ -45,6 +45,7 @@ _LAZY = {
     "MpmdFunction": "mpmd.stages",
     "Traced": "mpmd.stages",
     "jit": "mpmd.stages",
+    "UnsupportedMemoryKindError": "mpmd.runtime.executor",
 }
 
 __all__ = [

@@ -125,6 +125,9 @@ class OptimizeOptions:
     # schedule); merge_remat fuses each copy into that backward.
     remat: bool = False
     merge_remat: bool = False
+    # Keep forward residuals in pinned host memory until their backward:
+    # True for every forward, or the named computations whose forwards.
+    offload_activations: bool | Sequence[str] = False
 
 
 class Partitioner:
@@ -173,7 +176,11 @@ class Partitioner:
                 merge_rules=list(optimize.merge_rules),
                 merge_predicate=optimize.merge_predicate,
                 merge_last_stage=optimize.merge_last_stage,
-                remat=optimize.remat, merge_remat=optimize.merge_remat)
+                remat=optimize.remat, merge_remat=optimize.merge_remat,
+                offload_activations=bool(optimize.offload_activations),
+                offload_names=([] if isinstance(optimize.offload_activations,
+                                                bool)
+                               else list(optimize.offload_activations)))
         except _mpmd_compiler.DiagnosticError as error:
             _raise_compiler_error(error)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections.abc
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from mpmd import pipeline
@@ -61,6 +61,14 @@ class PartitioningOptions(collections.abc.Mapping):
     # the recomputation into the backward program.
     remat: bool = False
     merge_remat: bool = False
+    # Offload activations: the residuals a forward fragment leaves for its
+    # backward wait in the mesh's pinned host memory while other
+    # microbatches run, and come back one fragment before the backward.
+    # True for every named computation, or the names of those whose
+    # forwards are offloaded (given as a list, kept as a tuple). Needs a
+    # backend with a "pinned_host" memory; not with `remat` (which leaves
+    # no residuals).
+    offload_activations: bool | tuple[str, ...] = False
 
     def _shardy_view(self) -> dict[str, Any]:
         view: dict[str, Any] = {}
@@ -412,7 +420,13 @@ def make_config(topology: Mapping[str, Any],
     values = _with_required_options(values)
     options = PartitioningOptions(**values)
 
+    options = replace(options, offload_activations=_offload_names(
+        options.offload_activations))
     _check_schedule(options)
+    if options.offload_activations and options.remat:
+        raise ConfigError("offload_activations moves the residuals remat "
+                          "(mpmd_fragment_remat) recomputes instead: with "
+                          "both, nothing is left to offload; choose one")
     if options.merge_remat and not options.remat:
         raise ConfigError("merge_remat (mpmd_merge_remat_fragments) fuses "
                           "recomputed forwards into their backward; it needs "
@@ -423,6 +437,28 @@ def make_config(topology: Mapping[str, Any],
     for which in ("input_mesh_assignment", "output_mesh_assignment"):
         _check_io_meshes(which, getattr(config, which), topology)
     return config
+
+
+def _offload_names(value: Any) -> bool | tuple[str, ...]:
+    """offload_activations as PartitioningOptions keeps it: a bool, or a
+    non-empty tuple of named computation names."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) or not isinstance(value,
+                                                collections.abc.Iterable):
+        raise ConfigError(f"offload_activations is {value!r}; give True, "
+                          "False, or a list of named computation names")
+    names = tuple(value)
+    if not names:
+        raise ConfigError("offload_activations is an empty list; give True "
+                          "to offload every named computation's "
+                          "activations, or the names of some")
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"offload_activations names {name!r}, which "
+                              "is not a named computation name (a "
+                              "non-empty string)")
+    return names
 
 
 def is_pipeline_schedule(schedule: Any) -> bool:

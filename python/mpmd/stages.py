@@ -33,7 +33,8 @@ from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.pipeline import to_mpmd
 from mpmd.runtime import processes
-from mpmd.runtime.executor import PlanExecutor, sharding_for
+from mpmd.runtime.executor import (PlanExecutor, require_memory_kind,
+                                   sharding_for)
 from mpmd.runtime.memory import (MemoryProfileError, MemoryRecorder,
                                  MemoryTable, predict_peaks)
 from mpmd.runtime.plan import ExecutionPlan, format_layout
@@ -120,6 +121,12 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
     predicates are evaluated when the compiler calls back with the
     program's fragments."""
     opts = config.partitioning_options
+    if opts.offload_activations:
+        # Before partitioning: a backend without host memory cannot run
+        # the program that would come out.
+        for name, mesh in config.topology.items():
+            require_memory_kind(name, mesh, "pinned_host",
+                                "offload_activations")
     schedule = opts.pipeline_schedule
     rules = opts.fragment_merge_rules or ()
     order = None
@@ -163,7 +170,8 @@ def _partition(config: MpmdConfig, partitioner: Partitioner,
                       opts.infer_cross_mesh_reductions),
         OptimizeOptions(kind, opts.split_backward, order,
                         merge_pairs(rules, []), merge_predicate,
-                        opts.merge_last_stage, opts.remat, opts.merge_remat))
+                        opts.merge_last_stage, opts.remat, opts.merge_remat,
+                        opts.offload_activations))
 
 
 def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:

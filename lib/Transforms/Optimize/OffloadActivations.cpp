@@ -5,15 +5,15 @@
 // microbatches run on the mesh, and come back just before they are needed.
 // After the forward, each residual is moved to the mesh's pinned host memory
 // (an intra-mesh `mpmd.transfer` into a `memory_kind="pinned_host"` type);
-// one fragment of the mesh before the first backward that reads it, it is
-// moved back, so the copy overlaps that fragment's compute. The backwards
+// one user fragment of the mesh before the first backward that reads it, it
+// is moved back, so the copy overlaps that fragment's compute. The backwards
 // read the copy. No compute is repeated; the cost is two copies over the
 // host link, which the runtime issues asynchronously.
 //
 // Only residuals that would otherwise stay alive across other work are
 // moved: another microbatch's fragment runs on the mesh between the forward
-// and its backward (as for remat), at least one fragment of the mesh runs
-// while the residual is away, and nothing else reads the residual after the
+// and its backward (as for remat), at least one user fragment of the mesh
+// runs while the residual is away, and nothing else reads the residual after the
 // point where it comes back. Runs after the schedule and remat (a
 // rematerialized forward leaves no residuals to offload).
 //
@@ -39,12 +39,15 @@ namespace {
 
 constexpr StringLiteral kHostMemoryKind = "pinned_host";
 
-/// The last fragment on `mesh` before `op` in its block: where a value `op`
-/// reads is brought back, so that its copy overlaps that fragment.
+/// The last user fragment on `mesh` before `op` in its block: where a value
+/// `op` reads is brought back, so that its copy overlaps that fragment.
+/// Inferred fragments do not count: they are small, and export merges them
+/// into a neighbour (possibly `op`).
 Operation *previousFragmentOnMesh(Operation *op, StringRef mesh) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
     if (auto fragment = dyn_cast<FragmentOp>(prev);
-        fragment && fragment.getMeshName() == mesh)
+        fragment && fragment.isUserFragment() &&
+        fragment.getMeshName() == mesh)
       return prev;
   return nullptr;
 }

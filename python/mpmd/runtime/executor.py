@@ -28,12 +28,72 @@ from mpmd.runtime.plan import (CallStep, ExecutionPlan, Layout, TensorSpec,
 from mpmd.runtime.program import MeshProgram, transfer
 from mpmd.runtime.trace import StepRecorder
 
-__all__ = ["PlanExecutor", "ProgramExecutionError", "partition_spec",
+__all__ = ["HOST_MEMORY_KINDS", "PlanExecutor", "ProgramExecutionError",
+           "UnsupportedMemoryKindError", "check_memory_kinds",
+           "device_memory_kinds", "partition_spec", "require_memory_kind",
            "sharding_for"]
 
 
 class ProgramExecutionError(MpmdError):
     """A program of the plan failed while running."""
+
+
+class UnsupportedMemoryKindError(MpmdError):
+    """A value is to live in a memory kind ("pinned_host", ...) that its
+    mesh's devices do not have on this backend."""
+
+
+# The memory kinds that are host memory: what activation offloading and
+# "mesh#pinned_host" assignments use, counted apart from device memory.
+HOST_MEMORY_KINDS = frozenset({"pinned_host", "unpinned_host"})
+
+
+def device_memory_kinds(device: Any) -> frozenset[str]:
+    """The memory kinds `device` has ("device", "pinned_host", ...); empty
+    where the backend does not say."""
+    try:
+        return frozenset(memory.kind
+                         for memory in device.addressable_memories())
+    except Exception:  # noqa: BLE001 - backends without memory spaces
+        return frozenset()
+
+
+def require_memory_kind(mesh_name: str, mesh: Mesh, kind: str,
+                        what: str) -> None:
+    """Raises UnsupportedMemoryKindError unless every device of `mesh`
+    this process holds has memory kind `kind`; `what` says what needs it."""
+    me = jax.process_index()
+    for device in mesh.devices.flat:
+        if device.process_index != me:
+            continue
+        kinds = device_memory_kinds(device)
+        if kind not in kinds:
+            raise UnsupportedMemoryKindError(
+                f"{what} needs a {kind!r} memory, and device {device.id} "
+                f"({device.platform}) of mesh {mesh_name!r} has "
+                f"{sorted(kinds) or 'no memory kinds'}: not supported on "
+                "this backend")
+
+
+def check_memory_kinds(plan: ExecutionPlan, meshes: dict[str, Mesh]) -> None:
+    """Every memory kind other than the default that the plan keeps a value
+    in (inputs, outputs, transfer targets) exists on its mesh's devices."""
+    needed: dict[tuple[str, str], str] = {}
+    for index, spec in enumerate(plan.inputs):
+        needed.setdefault((spec.mesh, spec.memory_kind),
+                          f"input {index} of the program")
+    for index, spec in enumerate(plan.outputs):
+        needed.setdefault((spec.mesh, spec.memory_kind),
+                          f"output {index} of the program")
+    for step in plan.steps:
+        if isinstance(step, TransferStep):
+            needed.setdefault(
+                (step.type.mesh, step.type.memory_kind),
+                "an offloaded activation" if step.source == step.target
+                else f"a transfer from mesh {step.source!r}")
+    for (mesh, kind), what in needed.items():
+        if kind not in (None, "device"):
+            require_memory_kind(mesh, meshes[mesh], kind, what)
 
 
 def partition_spec(layout: Layout | None) -> PartitionSpec:
@@ -71,6 +131,7 @@ class PlanExecutor:
     @classmethod
     def compile(cls, plan: ExecutionPlan,
                 meshes: dict[str, Mesh]) -> "PlanExecutor":
+        check_memory_kinds(plan, meshes)
         held = None
         if processes.is_multiprocess():
             held = frozenset(name for name, mesh in meshes.items()

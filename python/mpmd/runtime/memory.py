@@ -38,6 +38,12 @@ that is not. `total` is at least `step` and differs from it by what was
 alive before the run and is not yet dead (a donated input is deleted, its
 buffers counted once, as the output's).
 
+Memory kinds: values the plan keeps in host memory ("pinned_host" or
+"unpinned_host": offloaded activations, arguments assigned "m1#pinned_host")
+are not device memory. Both answers count them apart, as `host_bytes` per
+device of the mesh; `bytes` and `step_bytes` are device memory only, so the
+saving of activation offloading shows there.
+
 Samples are taken between steps, so buffers XLA uses inside one program
 call (its temporaries) are not seen. Where the backend reports it
 (`device.memory_stats()`, e.g. on GPU), the recorder also keeps the largest
@@ -64,7 +70,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from mpmd.errors import MpmdError
-from mpmd.runtime.executor import sharding_for
+from mpmd.runtime.executor import HOST_MEMORY_KINDS, sharding_for
 from mpmd.runtime.plan import CallStep, Step, TransferStep
 
 __all__ = ["MeasuredPeak", "MemoryProfileError",
@@ -85,14 +91,16 @@ class PlanPeak:
 
     `arrays` / `bytes`: the plan's values (inputs until the plan frees or
     donates them, and the steps' outputs); `step_arrays` / `step_bytes`:
-    only the values steps make (what the run adds to the inputs). Each is
-    its own maximum over the walk, so the two peaks may fall on different
-    steps."""
+    only the values steps make (what the run adds to the inputs); all
+    device memory. `host_bytes`: the plan's values in host memory kinds
+    (inputs included). Each is its own maximum over the walk, so the peaks
+    may fall on different steps."""
 
     arrays: int
     bytes: int
     step_arrays: int
     step_bytes: int
+    host_bytes: int = 0
 
 
 def shard_bytes(shape: Sequence[int], dtype: Any, sharding: Any) -> int:
@@ -107,15 +115,22 @@ def predict_peaks(executor: Any) -> dict[str, PlanPeak]:
     shardings and each program's result types and shardings."""
     plan = executor.plan
     meshes = [m.name for m in plan.meshes]
-    # value -> (mesh, bytes per device, made by a step)
-    where: dict[int, tuple[str, int, bool]] = {}
+    # value -> (mesh, bytes per device, made by a step, in host memory)
+    where: dict[int, tuple[str, int, bool, bool]] = {}
     count = {m: [0, 0] for m in meshes}  # all values, step values
     size = {m: [0, 0] for m in meshes}
+    host = dict.fromkeys(meshes, 0)
     peak_count = {m: [0, 0] for m in meshes}
     peak_size = {m: [0, 0] for m in meshes}
+    peak_host = dict.fromkeys(meshes, 0)
 
-    def add(value: int, mesh: str, nbytes: int, made: bool) -> None:
-        where[value] = (mesh, nbytes, made)
+    def add(value: int, mesh: str, sharding: Any, nbytes: int,
+            made: bool) -> None:
+        on_host = sharding.memory_kind in HOST_MEMORY_KINDS
+        where[value] = (mesh, nbytes, made, on_host)
+        if on_host:
+            host[mesh] += nbytes
+            return
         for kind in ((0, 1) if made else (0,)):
             count[mesh][kind] += 1
             size[mesh][kind] += nbytes
@@ -124,7 +139,10 @@ def predict_peaks(executor: Any) -> dict[str, PlanPeak]:
         entry = where.pop(value, None)
         if entry is None:
             return
-        mesh, nbytes, made = entry
+        mesh, nbytes, made, on_host = entry
+        if on_host:
+            host[mesh] -= nbytes
+            return
         for kind in ((0, 1) if made else (0,)):
             count[mesh][kind] -= 1
             size[mesh][kind] -= nbytes
@@ -136,11 +154,12 @@ def predict_peaks(executor: Any) -> dict[str, PlanPeak]:
                                              count[mesh][kind])
                 peak_size[mesh][kind] = max(peak_size[mesh][kind],
                                             size[mesh][kind])
+            peak_host[mesh] = max(peak_host[mesh], host[mesh])
 
     for index, (spec, sharding) in enumerate(
             zip(plan.inputs, executor.input_shardings())):
-        add(index, spec.mesh, shard_bytes(spec.shape, spec.dtype, sharding),
-            False)
+        add(index, spec.mesh, sharding,
+            shard_bytes(spec.shape, spec.dtype, sharding), False)
     note()
     for step in plan.steps:
         if isinstance(step, CallStep):
@@ -156,17 +175,18 @@ def predict_peaks(executor: Any) -> dict[str, PlanPeak]:
                 drop(step.inputs[arg])
             for value, aval, sharding in zip(step.outputs, program.out_avals,
                                              program.out_shardings):
-                add(value, step.mesh,
+                add(value, step.mesh, sharding,
                     shard_bytes(aval.shape, aval.dtype, sharding), True)
         else:
             sharding = sharding_for(step.type, executor.meshes)
-            add(step.output, step.target,
+            add(step.output, step.target, sharding,
                 shard_bytes(step.type.shape, step.type.dtype, sharding), True)
         note()
         for value in step.free:
             drop(value)
     return {mesh: PlanPeak(peak_count[mesh][0], peak_size[mesh][0],
-                           peak_count[mesh][1], peak_size[mesh][1])
+                           peak_count[mesh][1], peak_size[mesh][1],
+                           peak_host[mesh])
             for mesh in meshes}
 
 
@@ -186,6 +206,8 @@ class MemorySample:
     # Largest `bytes_in_use` over the mesh's devices; None where the
     # backend has no memory statistics.
     in_use_bytes: dict[str, int | None]
+    # Arrays in host memory kinds, not counted above.
+    host_bytes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -193,11 +215,13 @@ class MeasuredPeak:
     """The measured peaks on one mesh, bytes per device (the fullest device
     of the mesh at each sample). Each is its own maximum over the samples.
 
-    `bytes` / `arrays`: every live array with a shard on the mesh (caller's
-    arrays included); `step_bytes` / `step_arrays`: only arrays made since
-    the run started; `start_bytes`: what the mesh held before the first
-    step; `in_use_bytes`: the largest `bytes_in_use` the backend reported,
-    None where it reports none."""
+    `bytes` / `arrays`: every live array with a shard in the device memory
+    of the mesh (caller's arrays included); `step_bytes` / `step_arrays`:
+    only arrays made since the run started; `start_bytes`: what the mesh
+    held before the first step; `in_use_bytes`: the largest `bytes_in_use`
+    the backend reported, None where it reports none; `host_bytes`: live
+    arrays in the mesh's host memory kinds (counted in none of the
+    others)."""
 
     arrays: int
     bytes: int
@@ -205,6 +229,7 @@ class MeasuredPeak:
     step_bytes: int
     start_bytes: int
     in_use_bytes: int | None
+    host_bytes: int = 0
 
 
 def device_memory_stats(device: Any) -> dict[str, int] | None:
@@ -305,7 +330,9 @@ class MemoryRecorder:
                 step_bytes=max(s.step_bytes[mesh] for s in self.samples),
                 start_bytes=first.total_bytes[mesh],
                 in_use_bytes=(None if any(v is None for v in in_use)
-                              else max(in_use)))
+                              else max(in_use)),
+                host_bytes=max(s.host_bytes.get(mesh, 0)
+                               for s in self.samples))
         return peaks
 
     # -- sampling
@@ -341,10 +368,16 @@ class MemoryRecorder:
     def _sample(self, step: int, label: str) -> None:
         total = {m: {d: 0 for d in self._devices[m]} for m in self.meshes}
         made = {m: {d: 0 for d in self._devices[m]} for m in self.meshes}
+        host = {m: {d: 0 for d in self._devices[m]} for m in self.meshes}
         total_arrays = dict.fromkeys(self.meshes, 0)
         step_arrays = dict.fromkeys(self.meshes, 0)
         for array in self._live():
             if array.is_deleted():
+                continue
+            if array.sharding.memory_kind in HOST_MEMORY_KINDS:
+                for device, nbytes in self._device_bytes(array).items():
+                    for mesh in self._of_device.get(device, ()):
+                        host[mesh][device] += nbytes
                 continue
             new = not self._is_baseline(array)
             touched: set[str] = set()
@@ -370,7 +403,8 @@ class MemoryRecorder:
         self.samples.append(MemorySample(
             step, label, {m: max(total[m].values()) for m in self.meshes},
             {m: max(made[m].values()) for m in self.meshes},
-            total_arrays, step_arrays, in_use))
+            total_arrays, step_arrays, in_use,
+            {m: max(host[m].values()) for m in self.meshes}))
 
 
 def _describe(step: Step) -> str:
@@ -436,7 +470,7 @@ class MemoryTable:
         everything alive on the mesh)."""
         header = (f"{'mesh':<8} {'pred step':>10} {'meas step':>10} "
                   f"{'pred plan':>10} {'meas total':>10} {'start':>8} "
-                  f"{'in use':>8}")
+                  f"{'in use':>8} {'host p/m':>13}")
         lines = [header, "-" * len(header)]
         for row in self.rows:
             p, m = row.predicted, row.measured
@@ -445,11 +479,13 @@ class MemoryTable:
             lines.append(
                 f"{row.mesh:<8} {_kib(p.step_bytes):>10} "
                 f"{_kib(m.step_bytes):>10} {_kib(p.bytes):>10} "
-                f"{_kib(m.bytes):>10} {_kib(m.start_bytes):>8} {in_use:>8}")
+                f"{_kib(m.bytes):>10} {_kib(m.start_bytes):>8} {in_use:>8} "
+                f"{_kib(p.host_bytes) + '/' + _kib(m.host_bytes):>13}")
         lines.append("KiB per device at the peak; step: arrays made by the "
                      "run; plan: the plan's values with its inputs; total: "
                      "every live array on the mesh; start: alive before the "
-                     "first step")
+                     "first step; host p/m: predicted/measured peak in host "
+                     "memory kinds (not in the other columns)")
         if not self.stats_available:
             lines.append("in use: device memory statistics are not "
                          "available on this backend")

@@ -167,3 +167,47 @@ func.func @back_at_once(%arg0: !m1, %arg1: !m1) -> (!m1, !m1)
   } : (!m1, !m1) -> !m1
   func.return %b0, %f1#0 : !m1, !m1
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// An inferred fragment (no origin: e.g. gradient accumulation) right before
+// the backward does not count as the fragment the copy overlaps: export
+// merges it into a neighbour, possibly the backward. The residual comes
+// back before f#2, the last user fragment.
+// CHECK-LABEL: func.func @inferred_in_between
+// CHECK: %[[HOST:.*]] = mpmd.transfer %{{.*}}#1 {{.*}}memory_kind="pinned_host">
+// CHECK: %[[BACK:.*]] = mpmd.transfer %[[HOST]]
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2) {call_counter = 2 : ui32}
+// CHECK: mpmd.fragment<mesh="m1", origin=[]>
+// CHECK: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%[[BACK]])
+// EXPORT-LABEL: func.func @inferred_in_between
+// EXPORT: %[[BACK:.*]] = mpmd.transfer %{{.*}} : (!mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">)
+// EXPORT-NEXT: mpmd.fragment_call<mesh="m1", origin=["f"]> @{{.*}}(%arg2,
+// EXPORT-NEXT: mpmd.fragment_call<mesh="m1", origin=["f"(1)]> @{{.*}}(%[[BACK]])
+func.func @inferred_in_between(%arg0: !m1, %arg1: !m1, %arg2: !m1) -> (!m1, !m1, !m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
+  %f0:2 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %a = stablehlo.tanh %x : !t
+    mpmd.return %a, %x : !t, !t
+  } : (!m1) -> (!m1, !m1)
+  %f1:2 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg1) {call_counter = 1 : ui32} (%x: !t) {
+    %a = stablehlo.tanh %x : !t
+    mpmd.return %a, %x : !t, !t
+  } : (!m1) -> (!m1, !m1)
+  %f2:2 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2) {call_counter = 2 : ui32} (%x: !t) {
+    %a = stablehlo.tanh %x : !t
+    mpmd.return %a, %x : !t, !t
+  } : (!m1) -> (!m1, !m1)
+  %sum = mpmd.fragment<mesh="m1", origin=[]> (%f1#0, %f2#0) (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  %b0 = mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%f0#1) {call_counter = 0 : ui32} (%r: !t) {
+    %p = stablehlo.cosine %r : !t
+    mpmd.return %p : !t
+  } : (!m1) -> !m1
+  func.return %b0, %sum, %f0#0, %f1#1 : !m1, !m1, !m1, !m1
+}

@@ -93,8 +93,9 @@ def OffloadActivationsPass : Pass<"mpmd-offload-activations", "ModuleOp"> {
     other call counters running on the mesh in between, is moved to the
     mesh's pinned host memory right after the forward (an intra-mesh
     `mpmd.transfer` to a `memory_kind="pinned_host"` type) and back to
-    device memory right before the last fragment of the mesh that precedes
-    the first of those backwards; the backwards read what came back. A
+    device memory right before the last user fragment of the mesh that
+    precedes the first of those backwards (inferred fragments do not count:
+    export merges them into a neighbour); the backwards read what came back. A
     result that another op reads after that point is left on the device, as
     is one that would come back right after it left (that fragment follows
     the forward).
