@@ -65,10 +65,12 @@ runs (no waiting between steps), from JAX's profiler where the profile maps
 onto the plan (`run_traced(source="auto")`, `Trace.idle_us()`).
 
 `--memory-sweep` prints only that table, for `--memory-schedules`
-(gpipe,1f1b,1f1b+remat) at each of `--memory-microbatches` (8,32): 1F1B's
-peak is bounded by the number of stages in flight, GPipe's grows with m,
-and `+remat` (forwards recomputed before their backward) shows what
-rematerialization saves.
+(gpipe,gpipe+offload,1f1b,1f1b+remat,1f1b+offload) at each of
+`--memory-microbatches` (8,32), with the step time of each run: 1F1B's
+peak is bounded by the number of stages in flight, GPipe's grows with m;
+`+remat` (forwards recomputed before their backward) and `+offload`
+(residuals kept in pinned host memory until their backward; the host
+columns) show what each saves of device memory and costs in time.
 
 Block assignments: interleaved-1f1b uses `interleaved_assignment` with 8
 blocks (stage k on mesh k mod 4: v = 2 stages per mesh); the others use
@@ -81,7 +83,7 @@ Usage:
     [--microbatches 8] [--blocks 8] [--dim 32] [--repeat 10]
     [--schedules gpipe,1f1b,interleaved-1f1b,zero-bubble-h1]
   ... bench/schedules.py --memory-sweep [--memory-microbatches 8,32]
-    [--memory-schedules gpipe,1f1b,1f1b+remat]
+    [--memory-schedules gpipe,gpipe+offload,1f1b,1f1b+remat,1f1b+offload]
 """
 
 from __future__ import annotations
@@ -317,29 +319,39 @@ def run_schedule(schedule: str, args: argparse.Namespace) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- memory
 
-def print_memory(rows: list[tuple[str, Any]]) -> None:
+def print_memory(rows: list[tuple[str, Any]],
+                 step_ms: dict[str, float] | None = None) -> None:
     """One row per (name, MemoryTable): per mesh, the peak KiB per device of
-    the arrays the step makes, predicted (plan walk) / measured (live
-    arrays between steps), and the measured peak of everything alive on
-    the mesh (the caller's parameters and inputs included)."""
-    print("peak KiB per device made by the step, predicted / measured "
-          "(mpmd.runtime.memory); total: every live array on the mesh, "
-          "measured")
-    header = (f"{'run':<31} " + " ".join(f"{m:>19}" for m in MESHES) +
-              "  " + " ".join(f"{'total ' + m:>9}" for m in MESHES))
+    the arrays the step makes in device memory, predicted (plan walk) /
+    measured (live arrays between steps), the measured peak of everything
+    alive in device memory on the mesh (the caller's parameters and inputs
+    included), and the measured peak in host memory (offloaded values).
+    `step_ms`: a step time per row name, printed last."""
+    print("peak KiB per device made by the step in device memory, predicted"
+          " / measured (mpmd.runtime.memory); total: every live array in "
+          "device memory on the mesh, measured; host: measured peak in "
+          "pinned host memory")
+    header = (f"{'run':<26} " + " ".join(f"{m:>15}" for m in MESHES) +
+              "  " + " ".join(f"{'total ' + m:>8}" for m in MESHES) +
+              "  " + " ".join(f"{'host ' + m:>7}" for m in MESHES) +
+              (f" {'step ms':>8}" if step_ms else ""))
     print(header)
     print("-" * len(header))
     for name, table in rows:
         cells = " ".join(
-            f"{f'{r.predicted.step_bytes / 1024:.1f} / {r.measured.step_bytes / 1024:.1f}':>19}"
+            f"{f'{r.predicted.step_bytes / 1024:.1f} / {r.measured.step_bytes / 1024:.1f}':>15}"
             for r in (table[m] for m in MESHES))
-        totals = " ".join(f"{table[m].measured.bytes / 1024:>9.1f}"
+        totals = " ".join(f"{table[m].measured.bytes / 1024:>8.1f}"
                           for m in MESHES)
+        hosts = " ".join(f"{table[m].measured.host_bytes / 1024:>7.1f}"
+                         for m in MESHES)
+        timing = f" {step_ms[name]:>8.2f}" if step_ms else ""
         differ = [r.mesh for r in table
-                  if r.predicted.step_bytes != r.measured.step_bytes]
+                  if r.predicted.step_bytes != r.measured.step_bytes
+                  or r.predicted.host_bytes != r.measured.host_bytes]
         note = f"  measured != predicted on {', '.join(differ)}" if differ \
             else ""
-        print(f"{name:<31} {cells}  {totals}{note}")
+        print(f"{name:<26} {cells}  {totals}  {hosts}{timing}{note}")
     if rows and not all(table.stats_available for _, table in rows):
         print("  device memory statistics (memory_stats) are not available "
               "on this backend")
@@ -352,17 +364,21 @@ def memory_sweep(args: argparse.Namespace) -> None:
     the largest measured per-mesh peak grew from the first m to the last."""
     counts = [int(m) for m in args.memory_microbatches.split(",")]
     rows = []
+    step_ms: dict[str, float] = {}
     growth: dict[str, list[int]] = {}
     for schedule in args.memory_schedules.split(","):
         # "1f1b+remat": the schedule with forwards recomputed in the
-        # backward (the remat option).
+        # backward (the remat option); "+offload": residuals in pinned
+        # host memory until their backward (offload_activations).
         name, _, variant = schedule.partition("+")
         options = {"pipeline_schedule": name}
         if variant == "remat":
             options["remat"] = True
+        elif variant == "offload":
+            options["offload_activations"] = True
         elif variant:
             sys.exit(f"unknown variant {variant!r} in {schedule!r}; "
-                     "use SCHEDULE or SCHEDULE+remat")
+                     "use SCHEDULE, SCHEDULE+remat or SCHEDULE+offload")
         assignment = models.transformer_assignment(args.blocks, MESHES)
         config = make_config(four_meshes(), assignment,
                              partitioning_options=options)
@@ -379,12 +395,17 @@ def memory_sweep(args: argparse.Namespace) -> None:
             _, table = compiled.run_with_memory(*placed)
             print(f"  {schedule}, m = {m}: {len(lowered.plan.steps)} steps, "
                   f"{time.perf_counter() - start:.1f} s", flush=True)
-            rows.append((f"{schedule}, m = {m}", table))
+            row = f"{schedule}, m = {m}"
+            rows.append((row, table))
+            step_ms[row] = 1e3 * min_time(lambda: compiled(*placed),
+                                          args.memory_repeat)
             growth.setdefault(schedule, []).append(
                 max(r.measured.step_bytes for r in table))
             del placed, compiled, lowered
     print()
-    print_memory(rows)
+    print_memory(rows, step_ms)
+    print(f"  step ms: the fastest of {args.memory_repeat} calls after one "
+          "warm-up")
     for schedule, peaks in growth.items():
         print(f"  {schedule}: largest measured step peak {peaks[0] / 1024:.1f}"
               f" KiB at m = {counts[0]}, {peaks[-1] / 1024:.1f} KiB at m = "
@@ -413,9 +434,13 @@ def main() -> None:
     parser.add_argument("--memory-sweep", action="store_true",
                         help="only the memory table: --memory-schedules at "
                              "each of --memory-microbatches")
-    parser.add_argument("--memory-schedules", default="gpipe,1f1b,1f1b+remat",
-                        help="schedules, each optionally +remat")
+    parser.add_argument("--memory-schedules",
+                        default="gpipe,gpipe+offload,1f1b,1f1b+remat,"
+                                "1f1b+offload",
+                        help="schedules, each optionally +remat or +offload")
     parser.add_argument("--memory-microbatches", default="8,32")
+    parser.add_argument("--memory-repeat", type=int, default=5,
+                        help="timed steps per --memory-sweep run")
     args = parser.parse_args()
     if len(jax.devices()) < 8:
         sys.exit("needs 8 devices: XLA_FLAGS="

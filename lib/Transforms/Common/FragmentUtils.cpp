@@ -171,3 +171,13 @@ bool mlir::mpmd::otherWorkBetween(Operation *from, Operation *to,
     }
   return false;
 }
+
+FragmentOp mlir::mpmd::previousUserFragmentOnMesh(Operation *op,
+                                                  StringRef mesh) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
+    if (auto fragment = dyn_cast<FragmentOp>(prev);
+        fragment && fragment.isUserFragment() &&
+        fragment.getMeshName() == mesh)
+      return fragment;
+  return nullptr;
+}

@@ -21,8 +21,10 @@ void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
   merge.scheduled = true;
   pm.addPass(createMergeInferredFragmentsPass(merge));
   pm.addPass(createCleanupPass());
-  // Transfers leave as soon as their value is made (before donations are
-  // decided: they read the final order).
+  // Values come back from host memory just before they are needed...
+  pm.addPass(createPlaceHostReloadsPass());
+  // ...and other transfers leave as soon as their value is made (before
+  // donations are decided: they read the final order).
   pm.addPass(createIssueTransfersEarlyPass());
   pm.addPass(createOutlineFragmentsPass());
   pm.addPass(createMarkDonationsPass());

@@ -4,10 +4,11 @@
 // that its backward reads (the residuals) leave device memory while other
 // microbatches run on the mesh, and come back just before they are needed.
 // After the forward, each residual is moved to the mesh's pinned host memory
-// (an intra-mesh `mpmd.transfer` into a `memory_kind="pinned_host"` type);
-// one user fragment of the mesh before the first backward that reads it, it
-// is moved back, so the copy overlaps that fragment's compute. The backwards
-// read the copy. No compute is repeated; the cost is two copies over the
+// (an intra-mesh `mpmd.transfer` into a `memory_kind="pinned_host"` type),
+// and moved back for the backwards that read it, which read the copy. The
+// move back is written right before the first of them; export
+// (mpmd-place-host-reloads) issues it one user fragment of the mesh earlier,
+// so the copy overlaps that fragment's compute. No compute is repeated; the cost is two copies over the
 // host link, which the runtime issues asynchronously.
 //
 // Only residuals that would otherwise stay alive across other work are
@@ -38,19 +39,6 @@ using namespace mlir::mpmd;
 namespace {
 
 constexpr StringLiteral kHostMemoryKind = "pinned_host";
-
-/// The last user fragment on `mesh` before `op` in its block: where a value
-/// `op` reads is brought back, so that its copy overlaps that fragment.
-/// Inferred fragments do not count: they are small, and export merges them
-/// into a neighbour (possibly `op`).
-Operation *previousFragmentOnMesh(Operation *op, StringRef mesh) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode())
-    if (auto fragment = dyn_cast<FragmentOp>(prev);
-        fragment && fragment.isUserFragment() &&
-        fragment.getMeshName() == mesh)
-      return prev;
-  return nullptr;
-}
 
 struct OffloadActivationsPass
     : public EntryFunctionPass<OffloadActivationsPass,
@@ -116,13 +104,15 @@ struct OffloadActivationsPass
     SmallVector<FragmentOp> readers = backwardReaders(forward, info);
     if (readers.empty() || !otherWorkBetween(forward, readers.front(), info))
       return;
-    Operation *reloadPoint = previousFragmentOnMesh(readers.front(),
-                                                    info.mesh);
-    // otherWorkBetween found a fragment of the mesh after `forward`; when
-    // that is the next one, the residual would be back before the mesh did
+    // Export (mpmd-place-host-reloads) brings a residual back before the
+    // user fragment of the mesh that precedes the first reader (after the
+    // forward: otherWorkBetween found one). When that fragment follows the
+    // forward directly, the residual would be back before the mesh ran
     // anything without it.
+    FragmentOp first = readers.front();
+    FragmentOp reloadPoint = previousUserFragmentOnMesh(first, info.mesh);
     assert(reloadPoint && forward->isBeforeInBlock(reloadPoint));
-    if (previousFragmentOnMesh(reloadPoint, info.mesh) == forward)
+    if (previousUserFragmentOnMesh(reloadPoint, info.mesh) == forward)
       return;
     auto isReader = [&](Operation *op) {
       return llvm::is_contained(readers, op);
@@ -151,7 +141,7 @@ struct OffloadActivationsPass
       auto toHost =
           TransferOp::create(builder, forward.getLoc(), hostType, result);
       offloadAnchor = toHost;
-      builder.setInsertionPoint(reloadPoint);
+      builder.setInsertionPoint(first);
       auto toDevice =
           TransferOp::create(builder, forward.getLoc(), type, toHost);
       result.replaceUsesWithIf(toDevice, [&](OpOperand &use) {

@@ -1,4 +1,4 @@
-// RUN: mpmd-opt %s -mpmd-issue-transfers-early | FileCheck %s
+// RUN: mpmd-opt %s -mpmd-issue-transfers-early -split-input-file | FileCheck %s
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
@@ -35,4 +35,37 @@ func.func @early(%arg0: !m1, %arg1: !m1) -> (!m1, !m2, !m2)
     mpmd.return %u : !t
   } : (!m2, !m2, !m2) -> !m2
   func.return %b, %g, %t1 : !m1, !m2, !m2
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!h1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">
+
+// The move into host memory leaves right after f; the move back (a
+// reload, placed by mpmd-place-host-reloads) stays before g, where it was.
+// CHECK-LABEL: func.func @host_reload_stays
+// CHECK: %[[F:.*]] = mpmd.fragment<mesh="m1", origin=["f"]>
+// CHECK: %[[H:.*]] = mpmd.transfer %[[F]]
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["k"]>
+// CHECK: %[[R:.*]] = mpmd.transfer %[[H]]
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["g"]> (%[[R]])
+func.func @host_reload_stays(%arg0: !m1) -> (!m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
+  %f = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    %a = stablehlo.tanh %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %k = mpmd.fragment<mesh="m1", origin=["k"]> (%arg0) (%x: !t) {
+    %a = stablehlo.tanh %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %h = mpmd.transfer %f : (!m1) -> !h1
+  %r = mpmd.transfer %h : (!h1) -> !m1
+  %g = mpmd.fragment<mesh="m1", origin=["g"]> (%r) (%x: !t) {
+    %a = stablehlo.negate %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  func.return %g, %k : !m1, !m1
 }

@@ -7,18 +7,18 @@
 
 // Three microbatches' forwards f run on m1 before microbatch 0's backward
 // f(1), which reads f#0's residual (the pre-activation). The residual goes
-// to pinned host memory right after f#0 and comes back before f#2, the
-// last m1 fragment before f(1)#0; f(1)#0 reads what came back. f#0's
-// activation leaves for m2 and stays as it is.
+// to pinned host memory right after f#0 and comes back for f(1)#0, which
+// reads what came back: written right before it here, issued before f#2
+// (the last m1 fragment before f(1)#0) after export. f#0's activation
+// leaves for m2 and stays as it is.
 // CHECK-LABEL: func.func @offload
 // CHECK: %[[F0:.*]]:2 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg0, %arg1) {call_counter = 0 : ui32}
 // CHECK: %[[HOST:.*]] = mpmd.transfer %[[F0]]#1 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">
 // CHECK: mpmd.transfer %[[F0]]#0 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
 // CHECK: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2, %arg1) {call_counter = 1 : ui32}
-// CHECK-NOT: mpmd.fragment<mesh="m1"
+// CHECK: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg3, %arg1) {call_counter = 2 : ui32}
 // CHECK: %[[BACK:.*]] = mpmd.transfer %[[HOST]] : (!mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
-// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg3, %arg1) {call_counter = 2 : ui32}
-// CHECK: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%{{.*}}, %[[BACK]]) {call_counter = 0 : ui32}
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%{{.*}}, %[[BACK]]) {call_counter = 0 : ui32}
 // Only microbatch 0's backward runs here: the others' residuals stay.
 // CHECK-NOT: pinned_host
 // CHECK: return
@@ -105,10 +105,9 @@ func.func @adjacent(%arg0: !m1) -> !m1
 // CHECK-NEXT: mpmd.return
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[HOST:.*]] = mpmd.transfer %[[F0]]#0 {{.*}}memory_kind="pinned_host">
-// CHECK-NOT: pinned_host
+// CHECK: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2) {call_counter = 2 : ui32}
 // CHECK: %[[BACK:.*]] = mpmd.transfer %[[HOST]]
-// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2) {call_counter = 2 : ui32}
-// CHECK: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%[[BACK]], %[[F0]]#1)
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%[[BACK]], %[[F0]]#1)
 // CHECK-NOT: pinned_host
 // CHECK: return
 // EXPORT-LABEL: func.func @read_late
@@ -179,10 +178,10 @@ func.func @back_at_once(%arg0: !m1, %arg1: !m1) -> (!m1, !m1)
 // back before f#2, the last user fragment.
 // CHECK-LABEL: func.func @inferred_in_between
 // CHECK: %[[HOST:.*]] = mpmd.transfer %{{.*}}#1 {{.*}}memory_kind="pinned_host">
-// CHECK: %[[BACK:.*]] = mpmd.transfer %[[HOST]]
-// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2) {call_counter = 2 : ui32}
+// CHECK: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2) {call_counter = 2 : ui32}
 // CHECK: mpmd.fragment<mesh="m1", origin=[]>
-// CHECK: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%[[BACK]])
+// CHECK: %[[BACK:.*]] = mpmd.transfer %[[HOST]]
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0> (%[[BACK]])
 // EXPORT-LABEL: func.func @inferred_in_between
 // EXPORT: %[[BACK:.*]] = mpmd.transfer %{{.*}} : (!mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">)
 // EXPORT-NEXT: mpmd.fragment_call<mesh="m1", origin=["f"]> @{{.*}}(%arg2,

@@ -5,7 +5,7 @@
 
 // Two stages on m1, f and g, each with residuals kept across two other
 // microbatches; only g's (named) are offloaded: both its results, which
-// only its backward reads, come back before f#2.
+// only its backward reads.
 // CHECK-LABEL: func.func @only_named
 // CHECK: mpmd.fragment<mesh="m1", origin=["f"]
 // CHECK-NOT: pinned_host
@@ -15,11 +15,11 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[H0:.*]] = mpmd.transfer %[[G0]]#0 {{.*}}memory_kind="pinned_host">
 // CHECK-NEXT: %[[H1:.*]] = mpmd.transfer %[[G0]]#1 {{.*}}memory_kind="pinned_host">
+// CHECK: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2)
 // CHECK: %[[D0:.*]] = mpmd.transfer %[[H0]] : (!mpmd.mesh_tensor<"m1", tensor<4xf32>, memory_kind="pinned_host">) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
 // CHECK-NEXT: %[[D1:.*]] = mpmd.transfer %[[H1]]
-// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg2)
+// CHECK-NEXT: mpmd.fragment<mesh="m1", origin=["g"(1)], stage=1> (%[[D0]], %[[D1]])
 // CHECK-NOT: pinned_host
-// CHECK: mpmd.fragment<mesh="m1", origin=["g"(1)], stage=1> (%[[D0]], %[[D1]])
 // CHECK: return
 func.func @only_named(%arg0: !m1, %arg1: !m1, %arg2: !m1) -> (!m1, !m1, !m1)
     attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {

@@ -74,6 +74,12 @@ SmallVector<FragmentOp> backwardReaders(FragmentOp forward,
 /// on something else (what rematerialization and offloading save).
 bool otherWorkBetween(Operation *from, Operation *to, const FragmentInfo &info);
 
+/// The last user fragment (one with origins) on `mesh` before `op` in its
+/// block, or null. Where a value `op` reads is brought back from host
+/// memory, so that the copy overlaps that fragment; inferred fragments do
+/// not count (they are small, and export merges them into a neighbour).
+FragmentOp previousUserFragmentOnMesh(Operation *op, StringRef mesh);
+
 } // namespace mlir::mpmd
 
 #endif // MPMD_TRANSFORMS_COMMON_FRAGMENTUTILS_H

@@ -52,6 +52,23 @@ def IssueTransfersEarlyPass : Pass<"mpmd-issue-transfers-early", "ModuleOp"> {
   }];
 }
 
+def PlaceHostReloadsPass : Pass<"mpmd-place-host-reloads", "ModuleOp"> {
+  let summary = "Brings values back from host memory one fragment before use";
+  let description = [{
+    A value kept in host memory on a mesh (an offloaded activation, a named
+    tensor assigned "m1#pinned_host", an argument in pinned host memory)
+    comes back to device memory by an intra-mesh `mpmd.transfer`. Each such
+    reload in an entry function is issued for each of its users right
+    before the last user fragment of the mesh that precedes that user (so
+    the copy overlaps that fragment), or right before the user when no such
+    fragment follows the value's definition. Users that get the same
+    position share one reload; users far apart get their own, so the value
+    is not back on the device in between. Runs on the final order, before
+    mpmd-issue-transfers-early (which leaves these transfers where they
+    are).
+  }];
+}
+
 def MarkDonationsPass : Pass<"mpmd-mark-donations", "ModuleOp"> {
   let summary = "Marks program arguments whose buffers can be reused";
   let description = [{
