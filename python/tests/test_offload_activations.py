@@ -183,3 +183,21 @@ def test_backend_without_host_memory_is_refused(monkeypatch):
         lowered.compile()
     assert isinstance(UnsupportedMemoryKindError("x"), mpmd.MpmdError)
     assert mpmd.UnsupportedMemoryKindError is UnsupportedMemoryKindError
+
+
+def test_moves_within_a_mesh_are_issued_in_batches():
+    lowered, (params, tokens, targets) = lower(
+        "1f1b", offload_activations=True)
+    compiled = lowered.compile()
+    compiled(params, tokens, targets)
+    steps = lowered.plan.steps
+
+    def intra(step):
+        return isinstance(step, TransferStep) and step.source == step.target
+
+    # A run of consecutive moves within one mesh is one step of the C++
+    # loop (one batched device_put); everything else is a step of its own.
+    expected = [i for i, step in enumerate(steps)
+                if not (intra(step) and i and intra(steps[i - 1]))]
+    assert compiled.executor._loop_origin == expected
+    assert len(expected) < len(steps) // 2

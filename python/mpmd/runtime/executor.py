@@ -127,6 +127,8 @@ class PlanExecutor:
     remote_transfers: dict[int, NamedSharding] = field(default_factory=dict)
     # run()'s fast path: the plan as a StepLoop, built at the first run.
     _loop: Any = field(default=None, repr=False)
+    # Per step of _loop, the index of its (first) plan step.
+    _loop_origin: list[int] = field(default_factory=list, repr=False)
 
     @classmethod
     def compile(cls, plan: ExecutionPlan,
@@ -228,7 +230,7 @@ class PlanExecutor:
             index = loop.failed_step
             if index < 0:
                 raise
-            step = self.plan.steps[index]
+            step = self.plan.steps[self._loop_origin[index]]
             if not isinstance(step, CallStep):
                 raise
             problem = self.programs[step.program]._input_error(
@@ -241,19 +243,42 @@ class PlanExecutor:
         from mpmd._mpmd_runtime import StepLoop  # noqa: PLC0415
 
         steps = []
+        self._loop_origin = origin = []
         count = len(self.plan.inputs)
-        for index, step in enumerate(self.plan.steps):
+        plan_steps = self.plan.steps
+        index = 0
+        while index < len(plan_steps):
+            step = plan_steps[index]
+            origin.append(index)
             if isinstance(step, CallStep):
                 program = self.programs[step.program]
                 steps.append((True, program.dispatcher(), step.inputs,
                               tuple(self.constants.get(index, ())),
                               step.outputs, step.free, None))
                 count = max(count, max(step.outputs, default=-1) + 1)
-            else:
+                index += 1
+                continue
+            # Moves within one mesh that follow each other (activations
+            # going to host memory after a forward, coming back before a
+            # backward) are issued as one batch.
+            end = index + 1
+            while (step.source == step.target and end < len(plan_steps)
+                   and isinstance(plan_steps[end], TransferStep)
+                   and plan_steps[end].source == plan_steps[end].target):
+                end += 1
+            group = plan_steps[index:end]
+            if len(group) == 1:
                 steps.append((False, transfer, (step.input,), (),
                               (step.output,), step.free,
                               sharding_for(step.type, self.meshes)))
-                count = max(count, step.output + 1)
+            else:
+                targets = [sharding_for(s.type, self.meshes) for s in group]
+                steps.append((True, _batched_moves(targets),
+                              tuple(s.input for s in group), (),
+                              tuple(s.output for s in group),
+                              tuple(v for s in group for v in s.free), None))
+            count = max(count, max(s.output for s in group) + 1)
+            index = end
         return StepLoop(steps, count, list(self.plan.output_values))
 
     def _execution_error(self, step: CallStep,
@@ -327,6 +352,31 @@ class PlanExecutor:
                     spec.shape, spec.dtype, sharding_for(spec, self.meshes))
             results.append(array)
         return results
+
+
+def _batched_moves(targets: list[NamedSharding]) -> Any:
+    """A function moving its arguments to `targets` (within their meshes):
+    those whose layout stays the same (a change of memory kind) in one
+    batched `jax.device_put`, the others by `transfer`."""
+
+    def move(*arrays: jax.Array) -> list[jax.Array]:
+        moved: list[Any] = [None] * len(arrays)
+        batch = []
+        for position, (array, target) in enumerate(zip(arrays, targets)):
+            source = array.sharding
+            if isinstance(source, NamedSharding) and \
+                    source.mesh == target.mesh and source.spec == target.spec:
+                batch.append(position)
+            else:
+                moved[position] = transfer(array, target)
+        if batch:
+            done = jax.device_put([arrays[p] for p in batch],
+                                  [targets[p] for p in batch])
+            for position, array in zip(batch, done):
+                moved[position] = array
+        return moved
+
+    return move
 
 
 def _remote_transfers(plan: ExecutionPlan,
