@@ -385,14 +385,18 @@ def make_config(topology: Mapping[str, Any],
                 raise ConfigError(f"name_to_stage_assignment[{name!r}] is "
                                   f"{stage!r}; stages are integers >= 0")
         if target not in topology:
-            mesh = (split_memory_kind(target)[0] if isinstance(target, str)
-                    else None)
+            mesh, kind = (split_memory_kind(target) if isinstance(target, str)
+                          else (None, None))
             if mesh in topology:
-                raise ConfigError(
-                    f"not supported yet: assignment[{name!r}] is {target!r},"
-                    " a mesh with a memory kind (memory kinds are supported "
-                    "in input_mesh_assignment and output_mesh_assignment); "
-                    f"assign it to {mesh!r}")
+                # "m1#pinned_host": a named tensor kept in that memory of
+                # the mesh (a named computation with one is refused once
+                # the program says which names are computations).
+                if kind not in MEMORY_KINDS:
+                    raise ConfigError(
+                        f"assignment[{name!r}] is {target!r}, whose memory "
+                        f"kind {kind!r} is not one of {list(MEMORY_KINDS)}")
+                normalized[name] = (target, stage)
+                continue
             raise ConfigError(
                 f"assignment[{name!r}] names mesh {target!r}, which is not in "
                 f"the topology; meshes: {sorted(topology)}")

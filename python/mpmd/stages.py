@@ -633,7 +633,7 @@ def _frontend(config: MpmdConfig) -> Iterator[None]:
         emit_named_computations, named_computation_meshes, traced_bodies)
 
     topology = dict(config.topology)
-    meshes = {name: topology[mesh].abstract_mesh
+    meshes = {name: topology[split_memory_kind(mesh)[0]].abstract_mesh
               for name, (mesh, _) in config.assignment.items()}
     with emit_named_computations(), named_computation_meshes(meshes), \
             traced_bodies():
@@ -790,6 +790,19 @@ class MpmdFunction:
                 f"named_computation {missing[0]!r} is not assigned to a mesh;"
                 f" add it to the assignment, e.g. {{{missing[0]!r}: "
                 f"{self.config.mesh_names[0]!r}}}")
+        for name in sorted(self.config.assignment):
+            mesh, kind = split_memory_kind(self.config.assignment[name][0])
+            if kind in (None, "device"):
+                continue
+            if name in computations:
+                raise ConfigError(
+                    f"assignment[{name!r}] is {mesh + '#' + kind!r}: a "
+                    "memory kind says where a value lives, so only named "
+                    f"tensors take one, and {name!r} is a named_computation;"
+                    f" assign it to {mesh!r}")
+            require_memory_kind(mesh, topology[mesh], kind,
+                                f"named tensor {name!r} (assigned "
+                                f"{mesh + '#' + kind!r})")
         unused = sorted(set(self.config.assignment) - computations - tensors)
         if unused:
             warnings.warn(f"assignment entries {unused} match no "

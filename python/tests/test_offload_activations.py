@@ -197,7 +197,93 @@ def test_moves_within_a_mesh_are_issued_in_batches():
 
     # A run of consecutive moves within one mesh is one step of the C++
     # loop (one batched device_put); everything else is a step of its own.
-    expected = [i for i, step in enumerate(steps)
-                if not (intra(step) and i and intra(steps[i - 1]))]
+    expected = []
+    made: set[int] = set()
+    for i, step in enumerate(steps):
+        if intra(step) and i and intra(steps[i - 1]) and \
+                step.input not in made:
+            made.add(step.output)
+            continue
+        expected.append(i)
+        made = {step.output} if intra(step) else set()
     assert compiled.executor._loop_origin == expected
     assert len(expected) < len(steps) // 2
+
+
+def _kept_on_host_step(w1, w2, x):
+    """A two-stage loss whose stage-1 activation is a named tensor, 'act'."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(w1, w2):
+        h = mpmd.named_computation(lambda w, x: jnp.tanh(x @ w),
+                                   name="s1")(w1, x)
+        h = mpmd.named_tensor(h, name="act")
+        extra = mpmd.named_computation(lambda h: jnp.sin(h), name="s1b")(h)
+        return mpmd.named_computation(
+            lambda w, h, e: jnp.sum((h @ w) ** 2) + jnp.sum(e),
+            name="s2")(w2, h, extra)
+
+    return jax.value_and_grad(loss, argnums=(0, 1))(w1, w2)
+
+
+def _kept_on_host_inputs():
+    import jax
+
+    w1 = jax.random.normal(jax.random.PRNGKey(0), (8, 8))
+    w2 = jax.random.normal(jax.random.PRNGKey(1), (8, 4))
+    x = jax.random.normal(jax.random.PRNGKey(2), (4, 8))
+    return w1, w2, x
+
+
+def test_named_tensor_assigned_to_pinned_host_memory():
+    # Shardy:MPMD's spelling: a named tensor assigned "m1#pinned_host" is
+    # kept in pinned host memory of m1 and brought back for its users.
+    import jax
+    import numpy as np
+
+    topology = dict(list(four_meshes().items())[:2])
+    # (act's gradient adds contributions of both meshes: infer_transfers.)
+    config = mpmd.make_config(topology, {"s1": "m1", "s1b": "m1",
+                                         "s2": "m2", "act": "m1#pinned_host"},
+                              partitioning_options={"infer_transfers": True})
+    assert config.name_to_mesh_assignment["act"] == "m1#pinned_host"
+    args = _kept_on_host_inputs()
+    lowered = mpmd.jit(_kept_on_host_step, config).lower(*args)
+    (loss, grads) = lowered.compile()(*args)
+    (want_loss, want_grads) = jax.jit(_kept_on_host_step)(*args)
+    np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+    for got, want in zip(grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    away = [s for s in lowered.plan.steps if isinstance(s, TransferStep)
+            and s.source == s.target == "m1"
+            and s.type.memory_kind == "pinned_host"]
+    assert away, "the named tensor never went to host memory"
+
+
+def test_memory_kind_on_a_named_computation_is_a_config_error():
+    topology = dict(list(four_meshes().items())[:2])
+    config = mpmd.make_config(topology, {"s1": "m1#pinned_host", "s1b": "m1",
+                                         "s2": "m2"},
+                              partitioning_options={"infer_transfers": True})
+    with pytest.raises(ConfigError, match=r"assignment\['s1'\] is "
+                       r"'m1#pinned_host': a memory kind says where a value "
+                       r"lives, so only named tensors take one, and 's1' is "
+                       r"a named_computation; assign it to 'm1'"):
+        mpmd.jit(_kept_on_host_step, config).lower(*_kept_on_host_inputs())
+    with pytest.raises(ConfigError, match=r"assignment\['act'\] is "
+                       r"'m1#hbm', whose memory kind 'hbm' is not one of"):
+        mpmd.make_config(topology, {"act": "m1#hbm"})
+
+
+def test_named_tensor_on_host_needs_host_memory(monkeypatch):
+    topology = dict(list(four_meshes().items())[:2])
+    config = mpmd.make_config(topology, {"s1": "m1", "s1b": "m1",
+                                         "s2": "m2", "act": "m1#pinned_host"},
+                              partitioning_options={"infer_transfers": True})
+    monkeypatch.setattr(executor_module, "device_memory_kinds",
+                        lambda device: frozenset({"device"}))
+    with pytest.raises(UnsupportedMemoryKindError,
+                       match=r"named tensor 'act' \(assigned "
+                       r"'m1#pinned_host'\) needs a 'pinned_host' memory"):
+        mpmd.jit(_kept_on_host_step, config).lower(*_kept_on_host_inputs())

@@ -72,8 +72,17 @@ mlir::mpmd::collectMeshAssignment(ArrayRef<NamedAssignment> entries,
                                   function_ref<InFlightDiagnostic()> emitError) {
   llvm::StringMap<MeshAssignment> result;
   for (const NamedAssignment &entry : entries) {
-    auto [it, inserted] =
-        result.try_emplace(entry.name, MeshAssignment{entry.mesh, entry.stage});
+    auto [mesh, kind] = StringRef(entry.mesh).split('#');
+    if (!kind.empty() && kind != "device" && kind != "pinned_host" &&
+        kind != "unpinned_host")
+      return emitError() << "assignment of '" << entry.name << "' to \""
+                         << entry.mesh << "\" names memory kind \"" << kind
+                         << "\"; expected \"device\", \"pinned_host\" or "
+                            "\"unpinned_host\"";
+    auto [it, inserted] = result.try_emplace(
+        entry.name,
+        MeshAssignment{mesh.str(), entry.stage,
+                       kind == "device" ? std::string() : kind.str()});
     if (!inserted)
       return emitError() << "'" << entry.name << "' is assigned twice (to \""
                          << it->second.mesh << "\" and \"" << entry.mesh

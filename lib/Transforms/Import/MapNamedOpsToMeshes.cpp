@@ -159,6 +159,13 @@ struct MapNamedOpsToMeshesPass
              << "named_computation '" << op.getName()
              << "' has no mesh: add it to the assignment, e.g. "
              << "assignment=" << op.getName() << "=MESH";
+    if (!target->memoryKind.empty())
+      return op.emitOpError()
+             << "named_computation '" << op.getName() << "' is assigned \""
+             << target->mesh << "#" << target->memoryKind
+             << "\": a memory kind says where a value lives, so only "
+                "named_tensor takes one; assign '"
+             << op.getName() << "' to \"" << target->mesh << "\"";
     if (failed(flattenNested(op, target->mesh)))
       return failure();
     for (Type type : llvm::concat<Type>(op.getOperandTypes(),
@@ -227,11 +234,23 @@ struct MapNamedOpsToMeshesPass
                   "outside the computation instead";
       OpBuilder builder(op);
       StringAttr origin = builder.getStringAttr(op.getName());
-      auto assign = AssignOp::create(
-          builder, op.getLoc(),
-          MeshTensorType::get(op.getContext(), target->mesh, op.getType()),
-          op.getTensor(), origin);
-      replacement = UnassignOp::create(builder, op.getLoc(), assign, origin);
+      auto deviceType =
+          MeshTensorType::get(op.getContext(), target->mesh, op.getType());
+      Value placed = AssignOp::create(builder, op.getLoc(), deviceType,
+                                      op.getTensor(), origin);
+      if (!target->memoryKind.empty()) {
+        // Kept in that memory of the mesh, and moved back to the device
+        // for its users (export issues each move back just before the
+        // user: mpmd-place-host-reloads).
+        auto keptType = MeshTensorType::get(
+            op.getContext(), target->mesh, op.getType(),
+            sdy::TensorShardingAttr(),
+            builder.getStringAttr(target->memoryKind));
+        Value kept =
+            TransferOp::create(builder, op.getLoc(), keptType, placed);
+        placed = TransferOp::create(builder, op.getLoc(), deviceType, kept);
+      }
+      replacement = UnassignOp::create(builder, op.getLoc(), placed, origin);
     }
     op.replaceAllUsesWith(replacement);
     op.erase();

@@ -260,11 +260,15 @@ class PlanExecutor:
                 continue
             # Moves within one mesh that follow each other (activations
             # going to host memory after a forward, coming back before a
-            # backward) are issued as one batch.
+            # backward) are issued as one batch, unless one moves what
+            # another made.
             end = index + 1
+            made = {step.output}
             while (step.source == step.target and end < len(plan_steps)
                    and isinstance(plan_steps[end], TransferStep)
-                   and plan_steps[end].source == plan_steps[end].target):
+                   and plan_steps[end].source == plan_steps[end].target
+                   and plan_steps[end].input not in made):
+                made.add(plan_steps[end].output)
                 end += 1
             group = plan_steps[index:end]
             if len(group) == 1:

@@ -57,10 +57,13 @@ raw_ostream &operator<<(raw_ostream &os, const IndexedAssignment &entry);
 struct MeshAssignment {
   std::string mesh;
   std::optional<int64_t> stage;
+  /// From `MESH#KIND` ("m1#pinned_host", as Shardy:MPMD spells it); empty
+  /// when not given or "device". Only named tensors may have one.
+  std::string memoryKind;
 };
 
 /// The assignment by name. Errors (on `emitError`) name the entries: a
-/// name assigned twice.
+/// name assigned twice, an unknown memory kind.
 FailureOr<llvm::StringMap<MeshAssignment>>
 collectMeshAssignment(ArrayRef<NamedAssignment> entries,
                       function_ref<InFlightDiagnostic()> emitError);
