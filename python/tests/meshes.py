@@ -52,3 +52,20 @@ def assert_trees_close(actual, expected, rtol=1e-5, atol=1e-6):
     for a, e in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=rtol,
                                    atol=atol)
+
+
+def lower_transformer(schedule: str, microbatches: int = 4, **options):
+    """The 4-block transformer step over m1..m4 (one block per mesh, embed
+    on m1, head on m4) with `schedule` and more partitioning options,
+    lowered; and its inputs (params, tokens, targets)."""
+    import models
+
+    import mpmd
+
+    config = mpmd.make_config(
+        four_meshes(), models.transformer_assignment(4, MESHES),
+        partitioning_options={"pipeline_schedule": schedule, **options})
+    args = transformer_data(microbatches, 4)
+    lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
+        *args)
+    return lowered, args

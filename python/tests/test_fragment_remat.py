@@ -13,20 +13,8 @@ import mpmd
 from mpmd.config import ConfigError
 
 from meshes import (MESHES, assert_trains_like_jit, four_meshes,
-                    transformer_data)
+                    lower_transformer as lower)
 import models
-
-MICROBATCHES = 4
-
-
-def lower(schedule: str, **options):
-    config = mpmd.make_config(
-        four_meshes(), models.transformer_assignment(4, MESHES),
-        partitioning_options={"pipeline_schedule": schedule, **options})
-    params, tokens, targets = transformer_data(MICROBATCHES, 4)
-    lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
-        params, tokens, targets)
-    return lowered, (params, tokens, targets)
 
 
 def kinds_per_mesh(plan) -> dict[str, collections.Counter]:

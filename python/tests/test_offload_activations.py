@@ -18,20 +18,8 @@ from mpmd.runtime.executor import UnsupportedMemoryKindError
 from mpmd.runtime.plan import CallStep, TransferStep
 
 from meshes import (MESHES, assert_trains_like_jit, four_meshes,
-                    transformer_data)
+                    lower_transformer as lower)
 import models
-
-MICROBATCHES = 4
-
-
-def lower(schedule: str = "1f1b", **options):
-    config = mpmd.make_config(
-        four_meshes(), models.transformer_assignment(4, MESHES),
-        partitioning_options={"pipeline_schedule": schedule, **options})
-    params, tokens, targets = transformer_data(MICROBATCHES, 4)
-    lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
-        params, tokens, targets)
-    return lowered, (params, tokens, targets)
 
 
 def host_moves(plan):
@@ -227,6 +215,16 @@ def _kept_on_host_step(w1, w2, x):
     return jax.value_and_grad(loss, argnums=(0, 1))(w1, w2)
 
 
+def _kept_on_host_config(s1: str = "m1", act: str | None = "m1#pinned_host"):
+    """s1, s1b on m1, s2 on m2, and the named tensor act where `act` says.
+    act's gradient adds contributions of both meshes: infer_transfers."""
+    assignment = {"s1": s1, "s1b": "m1", "s2": "m2"}
+    if act is not None:
+        assignment["act"] = act
+    return mpmd.make_config(dict(list(four_meshes().items())[:2]), assignment,
+                            partitioning_options={"infer_transfers": True})
+
+
 def _kept_on_host_inputs():
     import jax
 
@@ -242,11 +240,7 @@ def test_named_tensor_assigned_to_pinned_host_memory():
     import jax
     import numpy as np
 
-    topology = dict(list(four_meshes().items())[:2])
-    # (act's gradient adds contributions of both meshes: infer_transfers.)
-    config = mpmd.make_config(topology, {"s1": "m1", "s1b": "m1",
-                                         "s2": "m2", "act": "m1#pinned_host"},
-                              partitioning_options={"infer_transfers": True})
+    config = _kept_on_host_config()
     assert config.name_to_mesh_assignment["act"] == "m1#pinned_host"
     args = _kept_on_host_inputs()
     lowered = mpmd.jit(_kept_on_host_step, config).lower(*args)
@@ -262,10 +256,7 @@ def test_named_tensor_assigned_to_pinned_host_memory():
 
 
 def test_memory_kind_on_a_named_computation_is_a_config_error():
-    topology = dict(list(four_meshes().items())[:2])
-    config = mpmd.make_config(topology, {"s1": "m1#pinned_host", "s1b": "m1",
-                                         "s2": "m2"},
-                              partitioning_options={"infer_transfers": True})
+    config = _kept_on_host_config(s1="m1#pinned_host", act=None)
     with pytest.raises(ConfigError, match=r"assignment\['s1'\] is "
                        r"'m1#pinned_host': a memory kind says where a value "
                        r"lives, so only named tensors take one, and 's1' is "
@@ -273,14 +264,11 @@ def test_memory_kind_on_a_named_computation_is_a_config_error():
         mpmd.jit(_kept_on_host_step, config).lower(*_kept_on_host_inputs())
     with pytest.raises(ConfigError, match=r"assignment\['act'\] is "
                        r"'m1#hbm', whose memory kind 'hbm' is not one of"):
-        mpmd.make_config(topology, {"act": "m1#hbm"})
+        _kept_on_host_config(act="m1#hbm")
 
 
 def test_named_tensor_on_host_needs_host_memory(monkeypatch):
-    topology = dict(list(four_meshes().items())[:2])
-    config = mpmd.make_config(topology, {"s1": "m1", "s1b": "m1",
-                                         "s2": "m2", "act": "m1#pinned_host"},
-                              partitioning_options={"infer_transfers": True})
+    config = _kept_on_host_config()
     monkeypatch.setattr(executor_module, "device_memory_kinds",
                         lambda device: frozenset({"device"}))
     with pytest.raises(UnsupportedMemoryKindError,

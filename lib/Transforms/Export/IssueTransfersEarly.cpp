@@ -43,8 +43,7 @@ struct IssueTransfersEarlyPass
       Operation *argumentAnchor = nullptr;
       for (TransferOp transfer : transfers) {
         Value source = transfer.getTensor();
-        if (transfer.isIntraMesh() && transfer.getTensor().getType().isOnHost() &&
-            !transfer.getType().isOnHost())
+        if (transfer.isHostReload())
           continue;
         Operation *def = source.getDefiningOp();
         if (def && def->getBlock() != &body)

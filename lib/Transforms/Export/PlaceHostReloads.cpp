@@ -31,11 +31,6 @@ using namespace mlir::mpmd;
 
 namespace {
 
-bool isHostReload(TransferOp transfer) {
-  return transfer.isIntraMesh() && transfer.getTensor().getType().isOnHost() &&
-         !transfer.getType().isOnHost();
-}
-
 struct PlaceHostReloadsPass
     : public EntryFunctionPass<PlaceHostReloadsPass,
                                mlir::mpmd::impl::PlaceHostReloadsPassBase> {
@@ -43,7 +38,7 @@ struct PlaceHostReloadsPass
     Block &body = func.getBody().front();
     SmallVector<TransferOp> reloads;
     for (auto transfer : body.getOps<TransferOp>())
-      if (isHostReload(transfer))
+      if (transfer.isHostReload())
         reloads.push_back(transfer);
     for (TransferOp reload : reloads)
       place(reload, body);

@@ -525,9 +525,7 @@ OpFoldResult TransferOp::fold(FoldAdaptor) {
   if (getTensor().getType() == getType())
     return getTensor();
   if (auto previous = getTensor().getDefiningOp<TransferOp>())
-    if (previous.getTensor().getType() == getType() &&
-        !(isIntraMesh() && getTensor().getType().isOnHost() &&
-          !getType().isOnHost()))
+    if (previous.getTensor().getType() == getType() && !isHostReload())
       return previous.getTensor();
   return {};
 }

@@ -174,6 +174,12 @@ def Mpmd_TransferOp : Mpmd_Op<"transfer", [Pure]> {
       return getTensor().getType().getMeshName() ==
              getResult().getType().getMeshName();
     }
+    /// A move back from host memory to device memory on one mesh: the
+    /// second half of an offload, placed by mpmd-place-host-reloads.
+    bool isHostReload() {
+      return isIntraMesh() && getTensor().getType().isOnHost() &&
+             !getResult().getType().isOnHost();
+    }
   }];
 }
 
