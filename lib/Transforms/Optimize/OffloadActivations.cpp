@@ -7,15 +7,16 @@
 // (an intra-mesh `mpmd.transfer` into a `memory_kind="pinned_host"` type),
 // and moved back for the backwards that read it, which read the copy. The
 // move back is written right before the first of them; export
-// (mpmd-place-host-reloads) issues it one user fragment of the mesh earlier,
-// so the copy overlaps that fragment's compute. No compute is repeated; the cost is two copies over the
-// host link, which the runtime issues asynchronously.
+// (mpmd-place-host-reloads) issues it one user fragment of the mesh
+// earlier, so the copy overlaps that fragment's compute. No compute is
+// repeated; the cost is two copies over the host link, which the runtime
+// issues asynchronously.
 //
 // Only residuals that would otherwise stay alive across other work are
 // moved: another microbatch's fragment runs on the mesh between the forward
 // and its backward (as for remat), at least one user fragment of the mesh
-// runs while the residual is away, and nothing else reads the residual after the
-// point where it comes back. Runs after the schedule and remat (a
+// runs while the residual is away, and nothing else reads the residual
+// after the point where it comes back. Runs after the schedule and remat (a
 // rematerialized forward leaves no residuals to offload).
 //
 //===----------------------------------------------------------------------===//
@@ -45,17 +46,16 @@ struct OffloadActivationsPass
                                mlir::mpmd::impl::OffloadActivationsPassBase> {
   using EntryFunctionPass::EntryFunctionPass;
 
-  LogicalResult runOnEntryFunctions(ModuleOp module,
+  LogicalResult runOnEntryFunctions(ModuleOp,
                                     ArrayRef<func::FuncOp> entries) {
     llvm::StringSet<> wanted(llvm::from_range, names);
     // A name no fragment comes from is a typo, not a request that happens
     // to find nothing to move.
     if (!wanted.empty()) {
       llvm::StringSet<> known;
-      for (func::FuncOp func : entries)
-        for (auto fragment : func.getBody().getOps<FragmentOp>())
-          for (const Origin &origin : getFragmentInfo(fragment).origins)
-            known.insert(origin.name);
+      for (const FragmentInfo &info : listUserFragments(entries))
+        for (const Origin &origin : info.origins)
+          known.insert(origin.name);
       for (const std::string &name : names)
         if (!known.contains(name)) {
           SmallVector<StringRef> sorted;
@@ -84,7 +84,6 @@ struct OffloadActivationsPass
       for (FragmentOp forward : forwards)
         offload(forward);
     }
-    (void)module;
     return success();
   }
 
