@@ -112,9 +112,11 @@ public:
     using ::mlir::mpmd::TypedOptionParser<T>::TypedOptionParser;              \
   };
 
+// Hidden like its base, whose template arguments (TableGen's inline enum
+// functions) are hidden under -fvisibility-inlines-hidden.
 #define MPMD_ENUM_OPTION_PARSER(E, NAME)                                       \
   template <>                                                                  \
-  class llvm::cl::parser<E>                                                    \
+  class LLVM_LIBRARY_VISIBILITY llvm::cl::parser<E>                            \
       : public ::mlir::mpmd::EnumOptionParser<                                 \
             E, ::mlir::mpmd::getMaxEnumValFor##NAME,                           \
             ::mlir::mpmd::symbolize##NAME, ::mlir::mpmd::stringify##NAME> {    \
