@@ -73,9 +73,8 @@ struct MeshSet {
   bool isSubsetOf(const MeshSet &other) const {
     if (other.isAny)
       return true;
-    llvm::BitVector rest = bits;
-    rest.reset(other.bits);
-    return rest.none();
+    // BitVector::test(RHS): whether any bit is set here but not in RHS.
+    return !bits.test(other.bits);
   }
   std::optional<unsigned> first() const {
     if (isAny || bits.none())
@@ -217,18 +216,96 @@ private:
         cast<MeshTensorType>(meshValue.getType()).getMeshName());
   }
 
-  /// The mesh a value is computed on when it is needed elsewhere.
+  /// The mesh a value is computed on when it is needed elsewhere: one where
+  /// it exists; for a value whose inputs are on different meshes, the mesh
+  /// where computing it moves the fewest bytes.
   unsigned home(Value value) {
-    return src.lookup(value).first().value_or(0);
+    MeshSet set = src.lookup(value);
+    if (!set.empty())
+      return set.first().value_or(0);
+    auto [it, inserted] = homes.try_emplace(value, 0);
+    if (inserted)
+      it->second = cheapestMesh({value});
+    return it->second;
   }
 
-  /// The mesh an op without users runs on: where its inputs all are.
+  /// The mesh an op without users runs on: where its inputs all are, or
+  /// where the fewest of their bytes have to move.
   unsigned homeOfOp(Operation *op) {
     MeshSet set = MeshSet::any();
-    for (Value input : externalInputs(op))
+    SmallVector<Value> inputs = externalInputs(op);
+    for (Value input : inputs)
       set.intersect(src.lookup(input));
-    return set.first().value_or(0);
+    if (!set.empty())
+      return set.first().value_or(0);
+    return cheapestMesh(inputs);
   }
+
+  /// Bytes of a tensor value (an estimate for element types without a bit
+  /// width): what moving it between meshes costs.
+  static uint64_t byteSize(Value value) {
+    auto type = dyn_cast<ShapedType>(localTypeOf(value));
+    if (!type || !type.hasStaticShape())
+      return 0;
+    Type element = type.getElementType();
+    uint64_t bits = 32;
+    if (auto complex = dyn_cast<ComplexType>(element))
+      element = complex.getElementType();
+    if (element.isIntOrIndexOrFloat())
+      bits = element.getIntOrFloatBitWidth();
+    if (isa<ComplexType>(type.getElementType()))
+      bits *= 2;
+    return static_cast<uint64_t>(type.getNumElements()) * ((bits + 7) / 8);
+  }
+
+  /// The mesh that needs the fewest bytes moved to it to compute `roots`
+  /// (the first on a tie). This is what keeps a parameter's update on the
+  /// parameter's mesh when it also reads a scalar that lives elsewhere (an
+  /// optimizer's step count): the scalar moves, not the stage's
+  /// computation.
+  unsigned cheapestMesh(ArrayRef<Value> roots) {
+    std::optional<unsigned> best;
+    uint64_t bestCost = 0;
+    for (unsigned mesh = 0; mesh < numMeshes(); ++mesh) {
+      uint64_t cost = 0;
+      for (Value root : roots)
+        cost += bytesToHave(root, mesh);
+      if (!best || cost < bestCost) {
+        best = mesh;
+        bestCost = cost;
+      }
+    }
+    return best.value_or(0);
+  }
+
+  /// Bytes that must move to `mesh` for `value` to be there: none where it
+  /// exists; for a value computed from others, the cheaper of moving it
+  /// and computing it there from its inputs (its inputs on several meshes:
+  /// only the latter). An estimate: inputs shared by several paths count
+  /// once per path.
+  uint64_t bytesToHave(Value value, unsigned mesh, unsigned depth = 0) {
+    auto found = src.find(value);
+    bool known = found != src.end() && !found->second.empty();
+    if (known && found->second.contains(mesh))
+      return 0;
+    auto key = std::make_pair(value, mesh);
+    if (auto cached = costs.find(key); cached != costs.end())
+      return cached->second;
+    Operation *def = value.getDefiningOp();
+    bool computed = def && isNameless(*def) && !isMovingIdentity(*def);
+    uint64_t cost = byteSize(value);
+    if (computed && depth < kMaxCostDepth) {
+      uint64_t fromInputs = 0;
+      for (Value input : externalInputs(def))
+        fromInputs += bytesToHave(input, mesh, depth + 1);
+      cost = known ? std::min(cost, fromInputs) : fromInputs;
+    }
+    costs[key] = cost;
+    return cost;
+  }
+
+  /// How far back bytesToHave looks; deeper values count as moved whole.
+  static constexpr unsigned kMaxCostDepth = 64;
 
   /// The type a value has inside a fragment.
   static Type localTypeOf(Value value) {
@@ -445,10 +522,43 @@ private:
       // All results of an op live together.
       for (Value result : op.getResults())
         use[result] = set;
+      if (inferTransfers && isNameless(op) && !isMovingIdentity(op))
+        chooseWhereComputed(op, set);
     }
     for (BlockArgument arg : block.getArguments())
       if (!isa<MeshTensorType>(arg.getType()))
         use[arg] = useOf(arg);
+  }
+
+  /// An op needed on meshes where its inputs are not (`uses` is not in its
+  /// src set) is either cloned onto them, its inputs moved there, or
+  /// computed where its inputs are, its results moved: whichever moves
+  /// fewer bytes. A squared norm of one mesh's gradient needed on every
+  /// mesh is computed once and the scalar sent, not the gradient.
+  void chooseWhereComputed(Operation &op, const MeshSet &uses) {
+    if (op.getNumResults() == 0)
+      return;
+    MeshSet sources = src.lookup(op.getResult(0));
+    if (sources.empty() || sources.isAny || uses.isSubsetOf(sources))
+      return;
+    MeshSet here = uses;
+    here.intersect(sources);
+    if (here.empty())
+      here = singleton(*sources.first());
+    uint64_t resultBytes = 0;
+    for (Value result : op.getResults())
+      resultBytes += byteSize(result);
+    uint64_t moveCost = 0, cloneCost = 0;
+    for (unsigned mesh : uses.bits.set_bits()) {
+      if (here.contains(mesh))
+        continue;
+      moveCost += resultBytes;
+      for (Value input : externalInputs(&op))
+        if (!(absorbsConstants(op) && isAbsorbedConstant(input)))
+          cloneCost += bytesToHave(input, mesh);
+    }
+    if (moveCost < cloneCost)
+      computedOn[&op] = here;
   }
 
   MeshSet useOfOp(Operation *op) {
@@ -467,6 +577,9 @@ private:
   /// users that must stay (side effects, or unknown) runs where its inputs
   /// are; a removable one without users nowhere.
   MeshSet placementOf(Operation *op) {
+    auto computed = computedOn.find(op);
+    if (computed != computedOn.end())
+      return computed->second;
     MeshSet meshes = useOfOp(op);
     if (!meshes.empty() || isRemovable(op))
       return meshes;
@@ -599,6 +712,16 @@ private:
         OpBuilder builder = OpBuilder::atBlockBegin(&block);
         result = createTransfer(arg, mesh, builder);
       }
+    } else if (auto computed = computedOn.find(value.getDefiningOp());
+               computed != computedOn.end() &&
+               !computed->second.contains(mesh)) {
+      // Computed on other meshes (chooseWhereComputed): moved from there.
+      FailureOr<Value> source =
+          meshValue(value, *computed->second.first());
+      if (failed(source))
+        return failure();
+      OpBuilder builder = builderAfter(*source);
+      result = createTransfer(*source, mesh, builder);
     } else {
       return value.getDefiningOp()->emitOpError()
              << "internal error: mesh inference has no copy of this value "
@@ -795,6 +918,9 @@ private:
   llvm::DenseMap<Value, llvm::DenseMap<unsigned, Value>> classMembers;
   llvm::DenseMap<std::pair<Value, unsigned>, Value> meshValues;
   llvm::DenseMap<Value, unsigned> argMeshes;
+  llvm::DenseMap<Value, unsigned> homes;
+  llvm::DenseMap<std::pair<Value, unsigned>, uint64_t> costs;
+  llvm::DenseMap<Operation *, MeshSet> computedOn;
   llvm::SmallPtrSet<Operation *, 16> hoisted;
 };
 
