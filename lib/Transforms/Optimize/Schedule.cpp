@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <queue>
+#include <set>
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_SCHEDULEPASS
@@ -69,6 +70,13 @@ public:
           (kind == ScheduleKind::kExplicit ||
            fragment->hasAttr(MpmdDialect::kCallCounterAttrName)))
         byMesh[fragment.getMeshName()].push_back(fragment);
+    if (kind != ScheduleKind::kExplicit)
+      warnIfNothingToPipeline(byMesh);
+    warnOnStagesAgainstDataFlow();
+    for (auto &[mesh, fragments] : byMesh)
+      for (FragmentOp fragment : fragments)
+        if (IntegerAttr stage = fragment.getStageIdAttr())
+          stagesByMesh[mesh].insert(stage.getInt());
     SmallVector<StringRef> ranked = rankMeshes(byMesh);
     for (auto [rank, mesh] : llvm::enumerate(ranked)) {
       FailureOr<SmallVector<FragmentOp>> order =
@@ -82,6 +90,96 @@ public:
   }
 
 private:
+  /// A built-in schedule orders microbatches (call counters). A program
+  /// whose user fragments have none (a Python loop without call counters,
+  /// say) would run every mesh in program order: no pipeline. Said once.
+  void warnIfNothingToPipeline(
+      llvm::MapVector<StringRef, SmallVector<FragmentOp>> &byMesh) {
+    bool anyCounted = llvm::any_of(
+        byMesh, [](auto &entry) { return !entry.second.empty(); });
+    if (anyCounted)
+      return;
+    auto users = llvm::make_filter_range(
+        block.getOps<FragmentOp>(),
+        [](FragmentOp fragment) { return fragment.isUserFragment(); });
+    if (users.empty())
+      return;
+    func.emitWarning()
+        << "pipeline schedule " << scheduleName
+        << " has nothing to order: no fragment has a call counter "
+           "(microbatch), so every mesh runs its fragments in program "
+           "order, one microbatch after another, without pipelining. "
+           "Trace the microbatches as one loop whose iterations carry call "
+           "counters (from Python: mpmd.fori_loop, or mpmd.call(..., "
+           "call_counter=i) in a Python loop)";
+  }
+
+  /// Stages number the pipeline in data-flow order: a forward of stage s
+  /// feeds stages after s. A forward reading the forward of a later stage
+  /// is most likely a swapped assignment; the schedules would run that
+  /// pipeline backwards. Said once, at the first such reader.
+  void warnOnStagesAgainstDataFlow() {
+    for (FragmentOp fragment : block.getOps<FragmentOp>()) {
+      IntegerAttr stage = fragment.getStageIdAttr();
+      if (!fragment.isUserFragment() || !stage)
+        continue;
+      FragmentInfo reader = getFragmentInfo(fragment);
+      if (reader.kind != FragmentKind::kForward)
+        continue;
+      for (Value operand : fragment->getOperands()) {
+        while (auto transfer = operand.getDefiningOp<TransferOp>())
+          operand = transfer.getTensor();
+        auto producer = operand.getDefiningOp<FragmentOp>();
+        if (!producer || !producer.isUserFragment() ||
+            !producer.getStageIdAttr() ||
+            producer.getStageIdAttr().getInt() <= stage.getInt())
+          continue;
+        FragmentInfo written = getFragmentInfo(producer);
+        if (written.kind != FragmentKind::kForward)
+          continue;
+        fragment.emitWarning()
+            << "stage numbers run against the data flow: '"
+            << reader.label() << "' (stage " << stage.getInt()
+            << ") reads the forward of '" << written.label() << "' (stage "
+            << producer.getStageIdAttr().getInt()
+            << "); a stage feeds the stages after it, so give '"
+            << written.label() << "' a stage before " << stage.getInt();
+        return;
+      }
+    }
+  }
+
+  /// For a cycle error: a schedule that would fit the stages the meshes
+  /// hold, when the chosen one runs a single stage per mesh.
+  std::string scheduleThatFits() {
+    if (kind != ScheduleKind::kGPipe && kind != ScheduleKind::k1F1B &&
+        kind != ScheduleKind::kZeroBubbleH1)
+      return "";
+    for (auto &[mesh, stages] : stagesByMesh) {
+      if (stages.size() < 2)
+        continue;
+      unsigned meshes = stagesByMesh.size();
+      std::string held;
+      for (int64_t stage : stages)
+        held += (held.empty() ? "" : ", ") + std::to_string(stage);
+      std::string fit = "interleaved-1f1b (stages in rounds: mesh r holds "
+                        "r, r+p, ...)";
+      bool vShaped = llvm::all_of(stagesByMesh, [&](auto &entry) {
+        const std::set<int64_t> &held = entry.second;
+        return held.size() == 2 &&
+               *held.begin() + *held.rbegin() ==
+                   static_cast<int64_t>(2 * meshes - 1);
+      });
+      if (vShaped)
+        fit = "a V schedule (zb-v or dualpipe-v: mesh r holds stages r and "
+              "2p-1-r)";
+      return "; mesh \"" + mesh.str() + "\" holds stages " + held +
+             ", but " + scheduleName.str() +
+             " runs one stage per mesh: use " + fit;
+    }
+    return "";
+  }
+
   /// Pipeline position: by the smallest stage of a mesh's fragments when all
   /// have stages, else topology order.
   SmallVector<StringRef>
@@ -272,7 +370,7 @@ private:
       diag << describe(nodes[step.first]);
     }
     diag << (cycle.back().second ? " -(schedule)-> " : " -> ")
-         << describe(nodes[cycle.front().first]);
+         << describe(nodes[cycle.front().first]) << scheduleThatFits();
     return diag;
   }
 
@@ -284,6 +382,7 @@ private:
   SmallVector<Operation *> nodes;
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<std::pair<Operation *, Operation *>> scheduleEdges;
+  llvm::MapVector<StringRef, std::set<int64_t>> stagesByMesh;
 };
 
 struct SchedulePass
