@@ -35,12 +35,22 @@ class MpmdError(Exception):
 
 class CompilerError(MpmdError, RuntimeError):
     """The compiler rejected its input or failed to transform it (a
-    RuntimeError too, as Shardy:MPMD raises for compile errors)."""
+    RuntimeError too, as Shardy:MPMD raises for compile errors).
 
-    def __init__(self, summary: str, diagnostics: Iterable[Diagnostic] = ()):
+    `summary` heads the message; `diagnostics` are the compiler's own. A
+    front end that retold the first diagnostic in the user's terms
+    (`retold=True`, `mpmd.diagnostics.retell`) puts it in the summary and
+    keeps the compiler's text below as a note; `notes` are more lines
+    after the summary."""
+
+    def __init__(self, summary: str, diagnostics: Iterable[Diagnostic] = (),
+                 *, notes: Sequence[str] = (), retold: bool = False):
         self.summary = summary
         self.diagnostics: list[Diagnostic] = list(diagnostics)
-        super().__init__(_format(summary, self.diagnostics))
+        self.notes = tuple(notes)
+        self.retold = retold
+        super().__init__(_format(summary, self.diagnostics, self.notes,
+                                 retold))
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -52,7 +62,14 @@ class CompilerWarning(UserWarning):
     """A warning the compiler reported while succeeding."""
 
 
-def _format(summary: str, diagnostics: Sequence[Diagnostic]) -> str:
-    if not diagnostics:
-        return summary
-    return summary + ":\n" + "\n".join(str(d) for d in diagnostics)
+def _format(summary: str, diagnostics: Sequence[Diagnostic],
+            notes: Sequence[str] = (), retold: bool = False) -> str:
+    lines = [summary, *notes]
+    if diagnostics and retold:
+        lines.append("note: the compiler said:")
+        lines.extend("  " + line for d in diagnostics
+                     for line in str(d).splitlines())
+    elif diagnostics:
+        lines[0] += ":"
+        lines.extend(str(d) for d in diagnostics)
+    return "\n".join(lines)

@@ -30,6 +30,7 @@ from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
                            ScheduleKind, schedule_kind_spellings)
 from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
                          is_pipeline_schedule, mesh_names, split_memory_kind)
+from mpmd import diagnostics
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.pipeline import to_mpmd
 from mpmd.runtime import processes
@@ -784,12 +785,11 @@ class MpmdFunction:
                               enable_debug_info=True)
         partitioner = Partitioner(text, source_name="<jax>")
         computations, tensors = map(set, partitioner.named_ops())
+        unused = sorted(set(self.config.assignment) - computations - tensors)
         missing = sorted(computations - set(self.config.assignment))
         if missing:
-            raise ConfigError(
-                f"named_computation {missing[0]!r} is not assigned to a mesh;"
-                f" add it to the assignment, e.g. {{{missing[0]!r}: "
-                f"{self.config.mesh_names[0]!r}}}")
+            raise ConfigError(_unassigned_message(
+                missing, unused, self.config.mesh_names[0]))
         for name in sorted(self.config.assignment):
             mesh, kind = split_memory_kind(self.config.assignment[name][0])
             if kind in (None, "device"):
@@ -803,30 +803,28 @@ class MpmdFunction:
             require_memory_kind(mesh, topology[mesh], kind,
                                 f"named tensor {name!r} (assigned "
                                 f"{mesh + '#' + kind!r})")
-        unused = sorted(set(self.config.assignment) - computations - tensors)
-        if unused:
-            warnings.warn(f"assignment entries {unused} match no "
-                          "named_computation or named_tensor", stacklevel=2)
+        for name in unused:
+            diagnostics.warn(
+                f"assignment entry {name!r} matches no named_computation or "
+                "named_tensor of the program"
+                + diagnostics.did_you_mean(name, computations | tensors))
         inputs = {i: p.mesh for i, p in in_placements.items()}
         outputs = {i: p.mesh for i, p in out_placements.items()}
         traced_at = time.perf_counter()
         try:
-            mpmd_text, plan_json = _partition(self.config, partitioner,
-                                              inputs, outputs, kinds_in,
-                                              kinds_out)
+            mpmd_text, plan_json = _warning_at_user(
+                _partition, self.config, partitioner, inputs, outputs,
+                kinds_in, kinds_out)
         except CompilerError as error:
-            pinned = [f"{paths[i]} on {p.mesh!r}"
-                      for i, p in in_placements.items()
-                      if i not in assigned_in
-                      and isinstance(leaves[i], (jax.Array,
-                                                 jax.ShapeDtypeStruct))]
-            if not pinned:
-                raise
-            raise CompilerError(
-                error.summary + "\nnote: these arguments are on the meshes "
-                "their committed shardings name: " + ", ".join(pinned) +
-                "; put each on the mesh that uses it, or pass host data and "
-                "let mesh inference place it", error.diagnostics) from None
+            committed = [(i, p.mesh) for i, p in sorted(in_placements.items())
+                         if i not in assigned_in
+                         and isinstance(leaves[i], (jax.Array,
+                                                    jax.ShapeDtypeStruct))]
+            raise diagnostics.retell(
+                error, arguments=paths,
+                results=["result" + _path_text(path)
+                         for path, _ in out_flat],
+                committed=committed) from None
         partitioned = time.perf_counter()
         plan = ExecutionPlan.from_json(plan_json)
         lowered_mpmd = Lowered(self.config, mpmd_text, plan, in_tree,
@@ -860,6 +858,44 @@ class MpmdFunction:
             self._last = (jax.tree_util.tree_structure((args, kwargs)),
                           compiled)
         return compiled(*args, **kwargs)
+
+
+def _unassigned_message(missing: Sequence[str], unused: Sequence[str],
+                        mesh: str) -> str:
+    """Why lowering stops at a named computation no mesh was given: with
+    the assignment keys that match nothing (a typo?) where there are
+    some."""
+    name = missing[0]
+    text = (f"named_computation {name!r} is not assigned to a mesh; add it "
+            f"to the assignment, e.g. {{{name!r}: {mesh!r}}}")
+    if unused:
+        text += (f". The assignment's {', '.join(map(repr, unused))} match"
+                 f"{'es' if len(unused) == 1 else ''} no name of the program")
+        typo = diagnostics.closest(name, unused)
+        if typo is not None:
+            text += f": is {typo!r} a typo for {name!r}?"
+    if len(missing) > 1:
+        text += f"; {len(missing) - 1} more unassigned: " + ", ".join(
+            map(repr, missing[1:6])) + (" ..." if len(missing) > 6 else "")
+    return text
+
+
+def _warning_at_user(function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` with the compiler's warnings given once each, at
+    the user's line. Those the front end already gave (assignment entries
+    matching nothing) are dropped."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return function(*args)
+    finally:
+        seen = set()
+        for record in caught:
+            text = str(record.message)
+            if text in seen or "matches no named_computation" in text:
+                continue
+            seen.add(text)
+            diagnostics.warn(text, record.category)
 
 
 def _static_key(value: Any) -> Any:

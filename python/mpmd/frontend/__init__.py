@@ -29,6 +29,21 @@ from mpmd.frontend.primitives import (
     named_tensor_p,
 )
 
+def _exclude_from_jax_locations() -> None:
+    """JAX names an op by the innermost frame outside its own code; the
+    frames of this package (named_computation's wrapper, the loops) are
+    library frames too, so that locations, and the compiler diagnostics
+    that quote them, point at the user's line."""
+    import os  # noqa: PLC0415
+
+    from jax._src import source_info_util  # noqa: PLC0415
+
+    source_info_util.register_exclusion(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+_exclude_from_jax_locations()
+
 __all__ = [
     "CALL_COUNTER_ATTR",
     "FrontendError",

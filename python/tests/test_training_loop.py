@@ -1,0 +1,291 @@
+"""The training loop as users write it (issue 22): an MLP of 4 named
+layers on 4 meshes, an optax optimizer, 8 microbatches with
+`mpmd.fori_loop`, called again and again on its own results.
+
+Placement must stay put across calls (no drift of parameters to one mesh,
+no compile after the second call), and what goes wrong must be said in the
+user's terms: pytree paths, Python option names, the user's own line."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from jax.sharding import Mesh
+
+import mpmd
+
+DIM = 16
+LAYERS = 4
+
+
+def meshes() -> dict[str, Mesh]:
+    devices = np.array(jax.devices()[:8]).reshape(LAYERS, 2)
+    return {f"m{i}": Mesh(devices[i], ("x",)) for i in range(LAYERS)}
+
+
+def init_params() -> dict:
+    keys = jax.random.split(jax.random.PRNGKey(0), LAYERS)
+    return {f"layer{i}": {"w": jax.random.normal(keys[i], (DIM, DIM)) * 0.1,
+                          "b": jnp.zeros(DIM)} for i in range(LAYERS)}
+
+
+def layer(p, x):
+    return jnp.tanh(x @ p["w"] + p["b"])
+
+
+def loss_fn(params, x, y):
+    for i in range(LAYERS):
+        x = mpmd.named_computation(layer, name=f"layer{i}")(
+            params[f"layer{i}"], x)
+    return jnp.mean((x - y) ** 2)
+
+
+def make_step(optimizer):
+    def step(params, opt_state, xs, ys):
+        def body(i, acc):
+            loss, grads = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
+            return jax.tree.map(jnp.add, acc, (loss, grads))
+
+        zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+        loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zero)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+    return step
+
+
+def data(microbatches: int = 8):
+    xs = jax.random.normal(jax.random.PRNGKey(1), (microbatches, 4, DIM))
+    ys = jax.random.normal(jax.random.PRNGKey(2), (microbatches, 4, DIM))
+    return xs, ys
+
+
+def stage_assignment() -> dict:
+    return {f"layer{i}": (f"m{i}", i) for i in range(LAYERS)}
+
+
+def mesh_of(array: jax.Array, topology: dict[str, Mesh]) -> str:
+    devices = set(array.sharding.device_set)
+    return next(name for name, mesh in topology.items()
+                if set(mesh.devices.flat) == devices)
+
+
+def layer_of(path: str) -> int | None:
+    match = re.search(r"layer(\d)", path)
+    return None if match is None else int(match.group(1))
+
+
+OPTIMIZERS = {
+    "adam": lambda: optax.adam(1e-2),
+    "adamw": lambda: optax.adamw(1e-2, weight_decay=1e-3),
+    "sgd_momentum": lambda: optax.sgd(1e-2, momentum=0.9),
+    "clip_adam": lambda: optax.chain(optax.clip_by_global_norm(1.0),
+                                     optax.adam(1e-2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_parameters_and_optimizer_state_stay_on_their_stage(name):
+    """Six calls, each on the previous one's results: every per-layer
+    array (parameters, moments, momentum) stays on its layer's mesh, calls
+    3-6 reuse call 2's executable, and the numbers are jax.jit's."""
+    topology = meshes()
+    optimizer = OPTIMIZERS[name]()
+    step = make_step(optimizer)
+    config = mpmd.make_config(
+        topology, stage_assignment(),
+        partitioning_options={"pipeline_schedule": "1f1b",
+                              "infer_transfers": True})
+    f = mpmd.jit(step, config)
+    reference = jax.jit(step)
+    params = init_params()
+    p, o = params, optimizer.init(params)
+    rp, ro = params, optimizer.init(params)
+    xs, ys = data()
+    for call in range(6):
+        p, o, loss = f(p, o, xs, ys)
+        rp, ro, ref_loss = reference(rp, ro, xs, ys)
+        np.testing.assert_allclose(loss, ref_loss, rtol=1e-5)
+        for path, leaf in jax.tree_util.tree_leaves_with_path((p, o)):
+            index = layer_of(jax.tree_util.keystr(path))
+            if index is not None:
+                assert mesh_of(leaf, topology) == f"m{index}", (
+                    f"call {call + 1}: {jax.tree_util.keystr(path)} is on "
+                    f"{mesh_of(leaf, topology)}, not m{index}")
+        if call >= 1:
+            # Host arrays, then committed ones: two programs at most.
+            assert len(f._cache) <= 2, f"call {call + 1} compiled again"
+    for actual, expected in zip(jax.tree.leaves((p, o)),
+                                jax.tree.leaves((rp, ro))):
+        np.testing.assert_allclose(np.asarray(actual), np.asarray(expected),
+                                   rtol=2e-5, atol=1e-6)
+
+
+def test_global_norm_moves_scalars_not_gradients():
+    """clip_by_global_norm needs every mesh's squared norm on every mesh:
+    those scalars cross, the gradients stay (no 16x16 gradient is
+    transferred between meshes)."""
+    optimizer = OPTIMIZERS["clip_adam"]()
+    config = mpmd.make_config(
+        meshes(), stage_assignment(),
+        partitioning_options={"pipeline_schedule": "1f1b",
+                              "infer_transfers": True})
+    params = init_params()
+    text = mpmd.jit(make_step(optimizer), config).lower(
+        params, optimizer.init(params), *data()).as_text()
+    moved = re.findall(r"mpmd\.transfer %\S+ : \(!mpmd\.mesh_tensor<"
+                       r"\"m\d\", tensor<([^>]*)>", text)
+    assert "16x16xf32" not in moved and "16xf32" not in moved, moved
+    assert "f32" in moved  # the squared norms
+
+
+def adam_config(**options):
+    return mpmd.make_config(
+        meshes(), stage_assignment(),
+        partitioning_options={"pipeline_schedule": "1f1b", **options})
+
+
+def test_missing_transfer_is_told_in_python_terms():
+    """Without infer_transfers, Adam's step count is needed on every mesh:
+    the error names its pytree path and the Python options, and keeps the
+    compiler's text as a note."""
+    optimizer = optax.adam(1e-2)
+    params = init_params()
+    f = mpmd.jit(make_step(optimizer), adam_config())
+    with pytest.raises(mpmd.CompilerError) as caught:
+        f.lower(params, optimizer.init(params), *data())
+    text = str(caught.value)
+    headline = text.splitlines()[0]
+    assert headline.startswith("argument opt_state[0].count is used on"), text
+    assert 'partitioning_options={"infer_transfers": True}' in headline
+    assert "input_mesh_assignment" in headline
+    assert "infer-transfers=true" not in headline
+    assert "note: the compiler said:" in text
+    # The compiler's own words, flat index and all, are kept below.
+    assert re.search(r"error: argument \d+ of @\w+ is used on", text)
+
+
+def test_committed_arguments_note_names_few():
+    """Arguments committed to meshes are listed after the diagnostic: a
+    few names and the count, not all of them."""
+    optimizer = optax.adam(1e-2)
+    topology = meshes()
+    params = jax.tree_util.tree_map_with_path(
+        lambda path, x: jax.device_put(x, jax.sharding.NamedSharding(
+            topology[f"m{layer_of(jax.tree_util.keystr(path))}"],
+            jax.sharding.PartitionSpec())), init_params())
+    state = optimizer.init(params)
+    # The step count committed to m0 as well.
+    state = (state[0]._replace(count=jax.device_put(
+        state[0].count, jax.sharding.NamedSharding(
+            topology["m0"], jax.sharding.PartitionSpec()))), *state[1:])
+    f = mpmd.jit(make_step(optimizer), adam_config())
+    with pytest.raises(mpmd.CompilerError) as caught:
+        f.lower(params, state, *data())
+    lines = str(caught.value).splitlines()
+    note = next(line for line in lines if "committed sharding" in line)
+    committed = len(jax.tree.leaves((params, state)))
+    assert note.startswith(f"note: {committed} arguments are on the mesh")
+    assert "more" in note and note.count(" on '") <= 3, note
+    # The diagnostic comes first.
+    assert lines.index(note) > 0 and "committed" not in lines[0]
+
+
+def test_assignment_typo_names_the_key_and_the_match():
+    assignment = stage_assignment()
+    assignment["layr3"] = assignment.pop("layer3")
+    config = mpmd.make_config(meshes(), assignment)
+    optimizer = optax.sgd(1e-2)
+    params = init_params()
+    with pytest.raises(mpmd.ConfigError) as caught:
+        mpmd.jit(make_step(optimizer), config).lower(
+            params, optimizer.init(params), *data())
+    text = str(caught.value)
+    assert "'layer3' is not assigned" in text
+    assert "is 'layr3' a typo for 'layer3'?" in text
+
+
+def test_unmatched_assignment_warns_once_at_the_users_line():
+    assignment = dict(stage_assignment(), lyer2=("m2", 2))
+    config = mpmd.make_config(
+        meshes(), assignment,
+        partitioning_options={"infer_transfers": True})
+    optimizer = optax.sgd(1e-2)
+    params = init_params()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mpmd.jit(make_step(optimizer), config).lower(
+            params, optimizer.init(params), *data())
+    about = [w for w in caught if "lyer2" in str(w.message)]
+    assert len(about) == 1, [str(w.message) for w in caught]
+    assert about[0].filename == __file__
+    assert "did you mean 'layer2'?" in str(about[0].message)
+
+
+def python_loop_step(params, xs, ys):
+    """Microbatches as a plain Python loop, without call counters."""
+    total = 0.0
+    grads = jax.tree.map(jnp.zeros_like, params)
+    for i in range(xs.shape[0]):
+        loss, g = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
+        total += loss
+        grads = jax.tree.map(jnp.add, grads, g)
+    return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), total
+
+
+def test_python_loop_without_call_counters_warns():
+    config = mpmd.make_config(
+        meshes(), stage_assignment(),
+        partitioning_options={"pipeline_schedule": "1f1b"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mpmd.jit(python_loop_step, config).lower(init_params(), *data(4))
+    about = [w for w in caught if "nothing to order" in str(w.message)]
+    assert len(about) == 1, [str(w.message) for w in caught]
+    assert about[0].filename == __file__
+    assert "mpmd.fori_loop" in str(about[0].message)
+
+
+def test_stages_against_the_data_flow_warn():
+    assignment = {f"layer{i}": (f"m{i}", LAYERS - 1 - i)
+                  for i in range(LAYERS)}
+    config = mpmd.make_config(
+        meshes(), assignment,
+        partitioning_options={"pipeline_schedule": "gpipe",
+                              "infer_transfers": True})
+    optimizer = optax.sgd(1e-2)
+    params = init_params()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mpmd.jit(make_step(optimizer), config).lower(
+            params, optimizer.init(params), *data())
+    about = [w for w in caught if "against the data flow" in str(w.message)]
+    assert len(about) == 1, [str(w.message) for w in caught]
+    assert about[0].filename == __file__
+    # The compiler's location is the user's line too (not mpmd's own).
+    assert str(about[0].message).startswith(f"{__file__}:")
+
+
+def test_single_stage_schedule_on_interleaved_stages_names_the_fit():
+    """Two meshes holding stages 0, 2 and 1, 3 under 1f1b: the error says
+    interleaved-1f1b would fit."""
+    topology = dict(list(meshes().items())[:2])
+    assignment = {f"layer{i}": (f"m{i % 2}", i) for i in range(LAYERS)}
+    config = mpmd.make_config(
+        topology, assignment,
+        partitioning_options={"pipeline_schedule": "1f1b",
+                              "infer_transfers": True})
+    optimizer = optax.sgd(1e-2)
+    params = init_params()
+    with pytest.raises(mpmd.CompilerError) as caught:
+        mpmd.jit(make_step(optimizer), config).lower(
+            params, optimizer.init(params), *data())
+    headline = str(caught.value).splitlines()[0]
+    assert "contradicts the data flow" in headline
+    assert 'mesh "m0" holds stages 0, 2' in headline
+    assert "use interleaved-1f1b" in headline
