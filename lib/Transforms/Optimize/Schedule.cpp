@@ -171,8 +171,8 @@ private:
                    static_cast<int64_t>(2 * meshes - 1);
       });
       if (vShaped)
-        fit = "a V schedule (zb-v or dualpipe-v: mesh r holds stages r and "
-              "2p-1-r)";
+        fit = "a V schedule (zero-bubble-v or dualpipe-v: mesh r holds "
+              "stages r and 2p-1-r)";
       return "; mesh \"" + mesh.str() + "\" holds stages " + held +
              ", but " + scheduleName.str() +
              " runs one stage per mesh: use " + fit;
