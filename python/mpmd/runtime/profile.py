@@ -54,7 +54,8 @@ import jax
 
 from mpmd.runtime.plan import CallStep, ExecutionPlan, Step, TransferStep
 from mpmd.runtime.trace import (PROFILER, CallEvent, Trace, TraceError,
-                                TransferEvent, transfer_nbytes)
+                                TransferEvent, donates_inputs,
+                                prepare_traced_run, transfer_nbytes)
 
 __all__ = ["SOURCES", "ProfileError", "ProfileUnavailable", "ProfiledEvent",
            "StepAnnotator", "check_source", "donates_inputs",
@@ -94,19 +95,6 @@ def check_source(source: Any) -> str:
         raise TraceError(f"trace source must be one of {valid}; got "
                          f"{source!r}")
     return source
-
-
-def donates_inputs(plan: ExecutionPlan) -> bool:
-    """True when a call of the plan donates one of the plan's inputs: a step
-    that ran cannot run again on the same inputs."""
-    inputs = len(plan.inputs)
-    for step in plan.steps:
-        if isinstance(step, CallStep):
-            donated = plan.programs[step.program].donated_args
-            if any(step.inputs[i] < inputs for i in donated
-                   if i < len(step.inputs)):
-                return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -179,13 +167,17 @@ def profile_run(executor: Any, inputs: Sequence[jax.Array],
                 ) -> tuple[list[jax.Array], Trace]:
     """Runs one step of `executor`'s plan under the JAX profiler and returns
     its results and its `Trace` (source "profiler"). Nothing waits between
-    steps; the run waits for its results at the end.
+    steps; the run waits for its results at the end. Before the profiler
+    starts, `prepare_traced_run` readies the step (a warm-up run where the
+    executor never ran and the plan donates nothing, then a wait for work
+    launched earlier), so that the trace opens on the step's first dispatch.
 
     Raises `ProfileUnavailable` when the profiler cannot start or its
     output cannot be read (the step did not run, or its results are in
     `.results`), and `ProfileError` with the results in `.results` when the
     profile does not map onto the plan. The profile is written to `log_dir`
     (kept) or a temporary directory (removed)."""
+    first_run = prepare_traced_run(executor, inputs)
     options = jax.profiler.ProfileOptions()
     options.python_tracer_level = 0  # Python function events: noise, slow
     with tempfile.TemporaryDirectory(prefix="mpmd-profile-") as scratch:
@@ -220,6 +212,7 @@ def profile_run(executor: Any, inputs: Sequence[jax.Array],
     except ProfileError as error:
         error.results = results
         raise
+    trace.first_run = first_run
     return results, trace
 
 
