@@ -286,10 +286,12 @@ def test_fori_loop_body_needing_a_python_index_is_unrolled() -> None:
         return named_computation(lambda c: c * scale, name="step")(carry)
 
     with pytest.warns(mpmd.UnrolledLoopWarning, match="traced once per "
-                      "iteration"):
+                      "iteration") as record:
         labels = _labels(_text(lambda x: mpmd.fori_loop(0, 3, body, x),
                                jnp.ones(3)))
     assert labels == [('"step"', 0), ('"step"', 1), ('"step"', 2)]
+    # Attributed to the user's call of fori_loop, not to mpmd or JAX.
+    assert record[0].filename == __file__
 
 
 def test_fori_loop_carry_must_keep_its_type() -> None:

@@ -50,13 +50,13 @@ from __future__ import annotations
 
 import functools
 import operator
-import warnings
 from typing import Any, Callable, TypeVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from mpmd import diagnostics
 from mpmd.frontend.loops import bind_call, bind_for, emits_loops
 from mpmd.frontend.primitives import (
     FrontendError,
@@ -181,12 +181,12 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
             flat = bind_for(flat_body, flat_init, hi - lo, lo)
             return jax.tree_util.tree_unflatten(tree, flat)
         except _INDEX_AS_PYTHON_VALUE as error:
-            warnings.warn(
+            diagnostics.warn(
                 f"mpmd.fori_loop: the body uses the loop index as a Python "
                 f"value ({type(error).__name__}), so it is traced once per "
                 f"iteration ({hi - lo} times) instead of once; compute on "
                 "the index with jnp/lax (jnp.where, lax.cond, xs[i]) to trace"
-                " it once", UnrolledLoopWarning, stacklevel=2)
+                " it once", UnrolledLoopWarning)
     carry = init
     for i in range(lo, hi):
         with call_counter_scope(i - lo):
