@@ -57,6 +57,24 @@ def test_interleaved_order():
             f"{k}{i}s{s}" for k in "FB" for i in range(M) for s in (r, r + P))
 
 
+def test_schedule_text_names_the_stage_where_a_mesh_holds_several():
+    lines = dict(line.split(": ", 1)
+                 for line in plan_of("interleaved-1f1b", v=2)
+                 .schedule_text().splitlines())
+    # The plan's order, each entry with its stage (s and s + 4 on mesh s).
+    assert lines["m0"].split() == [entry.replace("s", "@s")
+                                   for entry in INTERLEAVED["m0"]]
+    for r in range(P):
+        assert {entry.split("@")[1] for entry in lines[f"m{r}"].split()} == \
+            {f"s{r}", f"s{r + P}"}
+
+
+def test_schedule_text_of_one_stage_per_mesh_is_short():
+    lines = plan_of("1f1b").schedule_text().splitlines()
+    assert lines == [f"{mesh}: {' '.join(order)}"
+                     for mesh, order in sorted(ONE_F_ONE_B.items())]
+
+
 def test_plan_mesh_order_matches_the_schedule():
     plan = plan_of("1f1b")
     labels = {mesh: [("B" if "(1)" in l else "F") + l.split("#")[1]

@@ -234,13 +234,26 @@ class ExecutionPlan:
         return order
 
     def schedule_text(self) -> str:
-        """Per mesh, one line like `m1: F0 F1 B0 F2 B1 ...` (kind and
-        microbatch of each user fragment; inferred fragments left out)."""
+        """Per mesh, one line like `m1: F0 F1 B0 F2 B1 ...`: the kind (`F`
+        forward, `B` backward, `W` weight gradient, `FB` merged) and the
+        microbatch of each user fragment, in order; inferred fragments are
+        left out. On a mesh that holds several stages (interleaved 1F1B,
+        the V schedules) each entry also names its stage: `F0@s4` is the
+        forward of microbatch 0 in stage 4. Meshes with one stage keep the
+        short form."""
         lines = []
         for mesh in self.meshes:
-            items = [f"{step.kind}{'' if step.call_counter is None else step.call_counter}"
-                     for step in self.calls()
+            steps = [step for step in self.calls()
                      if step.mesh == mesh.name and step.kind]
+            stages = {step.stage for step in steps if step.stage is not None}
+            items = []
+            for step in steps:
+                item = step.kind
+                if step.call_counter is not None:
+                    item += str(step.call_counter)
+                if len(stages) > 1 and step.stage is not None:
+                    item += f"@s{step.stage}"
+                items.append(item)
             lines.append(f"{mesh.name}: {' '.join(items)}")
         return "\n".join(lines)
 
