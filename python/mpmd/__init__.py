@@ -46,6 +46,7 @@ _LAZY = {
     "Traced": "mpmd.stages",
     "jit": "mpmd.stages",
     "UnsupportedMemoryKindError": "mpmd.runtime.executor",
+    "fetch": "mpmd.runtime.processes",
 }
 
 __all__ = [

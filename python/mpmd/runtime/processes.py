@@ -20,9 +20,11 @@ import atexit
 import functools
 import hashlib
 import itertools
+import json
 import os
 import sys
 import threading
+import time
 from typing import Any, Iterable
 
 import jax
@@ -31,14 +33,16 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
+from mpmd.launch import FAILURE_FILE
 from mpmd.runtime.transfer import (_coarsen, _index_key, _reshard,
                                    _same_layout as same_layout,
                                    _staging_mesh)
 
-__all__ = ["ProcessError", "agree_on_plan", "cross_process_transfer",
-           "empty_array", "fully_addressable", "holds", "is_multiprocess",
-           "plan_fingerprint", "report_failure", "watch_failures",
-           "all_gather_text", "barrier"]
+__all__ = ["FetchError", "ProcessError", "add_fetch_note", "agree_on_plan",
+           "all_gather_text", "barrier", "cross_process_transfer",
+           "empty_array", "fetch", "fully_addressable", "holds",
+           "install_failure_handling", "is_multiprocess", "plan_fingerprint",
+           "report_failure", "watch_failures"]
 
 
 class ProcessError(MpmdError):
@@ -308,7 +312,7 @@ def agree_on_plan(fingerprint: str, what: str,
     if not is_multiprocess():
         return
     client = _client()
-    watch_failures()
+    install_failure_handling()
     timeout_s = AGREE_TIMEOUT_S if timeout_s is None else timeout_s
     count = next(_compiles)
     me, n = jax.process_index(), jax.process_count()
@@ -339,55 +343,457 @@ def agree_on_plan(fingerprint: str, what: str,
 
 # --- Failures ----------------------------------------------------------------
 #
-# A step that fails on one process leaves the others waiting in a transfer
-# for data that will never come (gloo notices only a closed connection, and
-# the failed process is still alive, unwinding). So the failed process
-# publishes its error through the coordination service, and every process
-# watches for one: a process that sees another's failure prints it and
-# exits, as JAX itself stops every process when one stops sending
-# heartbeats.
+# A process that fails leaves the others waiting: in a transfer for data
+# that will never come (gloo notices only a closed connection), or at exit,
+# where JAX's `distributed.shutdown` waits for every process. So:
+#
+# - an uncaught exception (`sys.excepthook`) prints its traceback, publishes
+#   "process i: Kind: message" under one key of JAX's coordination service
+#   (the first report wins) and ends the process with `os._exit(1)`: no exit
+#   handlers, so no wait in JAX's shutdown;
+# - every process runs a thread that polls that key and, when another
+#   process's report appears, prints it and ends its own process;
+# - a process that reaches the end of its script waits at exit until every
+#   process has got there (or a report appears) before JAX shuts down.
+#
+# Process 0 hosts the coordination service: when it stops, the others lose
+# the service and JAX ends them with its own message. So process 0, before
+# it ends, waits (at most `STOP_WAIT_S`) until every other process has said
+# it is stopping too, so that they end with the report instead.
 
 _FAILURE_KEY = "mpmd/failure"
+_STOPPED_DIR = "mpmd/stopped/"  # + process id: ending because of a failure
+_DONE_DIR = "mpmd/done/"        # + process id: reached the end of its script
+# How long process 0 waits for the others to see a failure before it ends.
+STOP_WAIT_S = 10.0
+# How long a process that finished waits at exit for the others to finish.
+EXIT_WAIT_S = 300.0
+_POLL_S = 0.5
 _watcher: threading.Thread | None = None
 _stopping = threading.Event()
+_install_lock = threading.Lock()
+_stop_lock = threading.Lock()
+_previous_hook: Any = None
+FETCH_NOTE = (
+    "mpmd: this array's devices are not all this process's (in a job of "
+    "several processes, a result on another process's mesh has no data "
+    "here). To read small results such as a loss on every process, call "
+    "mpmd.fetch(x) on every process, in the same order: it returns numpy "
+    "arrays.")
+FETCH_HINT = "mpmd: read it on every process with mpmd.fetch(x)"
 
 
-def report_failure(message: str) -> None:
-    """Tells every process of the job that this one failed (the first
-    report wins)."""
-    if not is_multiprocess():
-        return
+def _job() -> tuple[Any, int, int] | None:
+    """(client, this process's id, process count) in a job of several
+    processes, else None. Reads JAX's distributed state only: it does not
+    start the backend."""
+    from jax._src import distributed  # noqa: PLC0415 - JAX's own state
+
+    state = distributed.global_state
+    if state.client is None or (state.num_processes or 1) < 2:
+        return None
+    return state.client, int(state.process_id), int(state.num_processes)
+
+
+def report_failure(message: str) -> bool:
+    """Tells every process of the job that this one failed. The first
+    report wins: returns whether this one was stored."""
+    job = _job()
+    if job is None:
+        return False
+    client, me, _ = job
+    # For `python -m mpmd.launch`, which names the process that failed
+    # first: written before the report, which may end the others at once.
+    path = os.environ.get(FAILURE_FILE)
+    if path:
+        try:
+            with open(path, "w", encoding="utf-8") as file:
+                lines = message.strip().splitlines()
+                file.write((lines[0] if lines else "")[:2000] + "\n")
+        except OSError:
+            path = None
     try:
-        _client().key_value_set(
-            _FAILURE_KEY, f"process {jax.process_index()}: {message}")
+        client.key_value_set(_FAILURE_KEY, f"process {me}: {message}")
+        return True
     except Exception:  # noqa: BLE001 - already reported, or no service
+        if path:
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+        return False
+
+
+def _reported(client: Any) -> str | None:
+    try:
+        return client.key_value_try_get(_FAILURE_KEY)
+    except Exception:  # noqa: BLE001 - not set yet (NOT_FOUND), no service
+        return None
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - closed or replaced streams
+            pass
+
+
+def _end(client: Any, me: int, count: int, code: int = 1) -> None:
+    """Ends this process after a failure (this one's or another's): says
+    so through the service and, on process 0, which hosts the service,
+    first waits for the others to say so too."""
+    _flush()
+    try:
+        client.key_value_set(f"{_STOPPED_DIR}{me}", "1")
+    except Exception:  # noqa: BLE001 - the service is gone
         pass
+    if me == 0:
+        deadline = time.monotonic() + STOP_WAIT_S
+        while time.monotonic() < deadline:
+            try:
+                if len(client.key_value_dir_get(_STOPPED_DIR)) >= count:
+                    break
+            except Exception:  # noqa: BLE001 - the service is gone
+                break
+            time.sleep(0.05)
+    _flush()
+    os._exit(code)
 
 
-def watch_failures(poll_s: float = 0.5) -> None:
+def _stop_for(client: Any, me: int, count: int, failure: str,
+              own: str | None = None) -> None:
+    """Ends this process because another one failed (`failure`: the
+    report, "process i: Kind: message")."""
+    if not _stop_lock.acquire(blocking=False):
+        # Another thread of this process is already ending it.
+        while True:
+            time.sleep(60)
+    text = f"mpmd: stopping process {me} because {failure}\n"
+    if own:
+        text += (f"mpmd: (process {me} itself then raised {own}, most "
+                 "likely because of that)\n")
+    try:
+        sys.stderr.write(text)
+    except Exception:  # noqa: BLE001 - stderr closed
+        pass
+    _end(client, me, count)
+
+
+def _frame_of_user(tb: Any) -> str:
+    """Where the failing line is: the innermost frame outside JAX and
+    mpmd (the user's line), else the innermost."""
+    import traceback  # noqa: PLC0415
+
+    frames = traceback.extract_tb(tb)
+    if not frames:
+        return ""
+    library = (os.sep + "jax" + os.sep, os.sep + "jaxlib" + os.sep,
+               os.sep + "mpmd" + os.sep)
+    chosen = next((f for f in reversed(frames)
+                   if not any(part in f.filename for part in library)),
+                  frames[-1])
+    return f" (at {os.path.basename(chosen.filename)}:{chosen.lineno})"
+
+
+def _summary(error: BaseException, tb: Any) -> str:
+    """One line for the other processes: kind, first line, the user's
+    line, and the notes."""
+    lines = str(error).strip().splitlines()
+    text = f"{type(error).__name__}: {lines[0] if lines else ''}"
+    if len(text) > 600:
+        text = text[:600] + " ..."
+    text += _frame_of_user(tb)
+    for note in getattr(error, "__notes__", ()) or ():
+        note = FETCH_HINT if note == FETCH_NOTE else str(note).strip()
+        text += f" [{note}]"
+    return text
+
+
+def add_fetch_note(error: BaseException) -> None:
+    """Adds `FETCH_NOTE` to JAX's "spans non-addressable devices" error
+    (met by `float(x)`, `np.asarray(x)`, `print(x)` of an array whose data
+    is not all this process's), or to an error it caused."""
+    seen = set()
+    link: BaseException | None = error
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if "non-addressable" in str(link) and "jax.Array" in str(link):
+            notes = getattr(error, "__notes__", ()) or ()
+            if FETCH_NOTE not in notes:
+                error.add_note(FETCH_NOTE)
+            return
+        link = link.__cause__ or link.__context__
+
+
+def _excepthook(kind: type, error: BaseException, tb: Any) -> None:
+    try:
+        add_fetch_note(error)
+    except Exception:  # noqa: BLE001 - a note is a nicety
+        pass
+    job = _job()
+    previous = _previous_hook or sys.__excepthook__
+    if job is None:
+        previous(kind, error, tb)
+        return
+    client, me, count = job
+    summary = _summary(error, tb)
+    if not report_failure(summary):
+        failure = _reported(client)
+        if failure is not None and not failure.startswith(f"process {me}:"):
+            # Another process failed first; this one's error (a transfer
+            # whose peer went away, ...) most likely follows from it.
+            _stop_for(client, me, count, failure, own=summary)
+    previous(kind, error, tb)
+    try:
+        sys.stderr.write(
+            f"mpmd: process {me} of {count} failed ({type(error).__name__});"
+            " the other processes are told to stop\n")
+    except Exception:  # noqa: BLE001 - stderr closed
+        pass
+    _stop_lock.acquire(blocking=False)
+    _end(client, me, count)
+
+
+def _at_exit() -> None:
+    """Before JAX's shutdown: waits until every process has finished its
+    script, or ends this one if another reports a failure meanwhile."""
+    job = _job()
+    if job is None or _stopping.is_set():
+        _stop_watching()
+        return
+    client, me, count = job
+    try:
+        client.key_value_set(f"{_DONE_DIR}{me}", "1")
+    except Exception:  # noqa: BLE001 - the service is gone
+        _stop_watching()
+        return
+    deadline = time.monotonic() + EXIT_WAIT_S
+    while True:
+        failure = _reported(client)
+        if failure is not None:
+            if failure.startswith(f"process {me}:"):
+                # This process reported a failure and then went on (the
+                # error was caught): the others are stopping.
+                _stop_lock.acquire(blocking=False)
+                _end(client, me, count)
+            _stop_for(client, me, count, failure)
+        try:
+            done = {key.rsplit("/", 1)[-1]
+                    for key, _ in client.key_value_dir_get(_DONE_DIR)}
+        except Exception:  # noqa: BLE001 - the service is gone
+            break
+        if len(done) >= count:
+            break
+        if time.monotonic() > deadline:
+            missing = [p for p in range(count) if str(p) not in done]
+            sys.stderr.write(
+                f"mpmd: process {me} finished its script, but processes "
+                f"{missing} did not finish theirs within {EXIT_WAIT_S:g} s;"
+                " ending this one (the job is stuck: they may wait for "
+                "a step this process did not run)\n")
+            report_failure(f"it finished, but processes {missing} did not "
+                           f"finish within {EXIT_WAIT_S:g} s of it")
+            _stop_lock.acquire(blocking=False)
+            _end(client, me, count)
+        time.sleep(0.1)
+    _stop_watching()
+
+
+def _stop_watching() -> None:
+    _stopping.set()
+    watcher = _watcher
+    if watcher is not None and watcher is not threading.current_thread():
+        watcher.join(timeout=2 * _POLL_S)
+
+
+def watch_failures(poll_s: float = _POLL_S) -> None:
     """Starts (once) the thread that stops this process when another one
     reports a failure."""
     global _watcher
-    if _watcher is not None or not is_multiprocess():
+    job = _job()
+    if job is None:
         return
-    client = _client()
-    me = jax.process_index()
+    client, me, count = job
+    with _install_lock:
+        if _watcher is not None:
+            return
 
-    def watch() -> None:
-        while not _stopping.wait(poll_s):
-            try:
-                failure = client.key_value_try_get(_FAILURE_KEY)
-            except Exception:  # noqa: BLE001 - not set yet (NOT_FOUND)
-                continue
-            if failure.startswith(f"process {me}:"):
-                return  # ours: this process raises it itself
-            sys.stderr.write(
-                f"mpmd: stopping process {me} because {failure}\n")
-            sys.stderr.flush()
-            os._exit(1)
+        def watch() -> None:
+            while not _stopping.wait(poll_s):
+                failure = _reported(client)
+                if failure is None:
+                    continue
+                if failure.startswith(f"process {me}:"):
+                    return  # ours: this process raises it itself
+                _stop_for(client, me, count, failure)
 
-    _watcher = threading.Thread(target=watch, name="mpmd-failure-watch",
-                                daemon=True)
-    _watcher.start()
-    # Stopped before JAX's own exit handler shuts the client down.
-    atexit.register(_stopping.set)
+        _watcher = threading.Thread(target=watch, name="mpmd-failure-watch",
+                                    daemon=True)
+        _watcher.start()
+
+
+def install_failure_handling() -> None:
+    """In a job of several processes (no-op otherwise), once: an uncaught
+    exception ends this process promptly and stops the others with a
+    message naming it (`sys.excepthook`, chaining the previous hook); a
+    thread stops this process when another reports a failure; at exit the
+    process waits for the others to finish (see the comment above).
+    `mpmd.distributed.initialize`, compiling with `mpmd` and `fetch` call
+    it."""
+    global _previous_hook
+    if _job() is None:
+        return
+    with _install_lock:
+        if _previous_hook is None:
+            _previous_hook = sys.excepthook
+            sys.excepthook = _excepthook
+            # atexit runs handlers last-registered first: this one runs
+            # before JAX's own (registered when JAX was imported), which
+            # shuts the client down.
+            atexit.register(_at_exit)
+    watch_failures()
+
+
+# --- Reading results on every process ----------------------------------------
+
+
+class FetchError(MpmdError):
+    """`fetch` cannot read this value (the same on every process)."""
+
+
+# The most bytes one array may have to go through the coordination service.
+FETCH_LIMIT_BYTES = 256 << 20
+# How long a process waits for another to publish a value it fetches.
+FETCH_TIMEOUT_S = 600.0
+_fetches = itertools.count()
+
+
+def fetch(tree: Any, *, timeout_s: float | None = None) -> Any:
+    """The values of a pytree of `jax.Array`s as NumPy arrays, on every
+    process, whichever process holds their data (a loss on the last
+    stage's mesh, say): `jax.device_get` that works across processes.
+
+    In one process it is `jax.device_get`. In a job of several, every
+    process must call it with the same structure, shapes and dtypes, in
+    the same order (as every process runs the same script). A process
+    whose devices hold the whole array reads it locally; the lowest such
+    process publishes it through JAX's coordination service for the
+    others (so it is meant for small values: at most
+    `FETCH_LIMIT_BYTES` an array). An array no process holds all of is
+    first gathered on its own devices (a program run by the processes
+    holding them). Leaves that are not `jax.Array`s are returned as
+    `jax.device_get` returns them.
+    """
+    job = _job()
+    if job is None:
+        return jax.device_get(tree)
+    install_failure_handling()
+    client, me, count = job
+    timeout_s = FETCH_TIMEOUT_S if timeout_s is None else timeout_s
+    number = next(_fetches)
+    leaves, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    for path, leaf in leaves:
+        _check_fetchable(jax.tree_util.keystr(path) or "the value", leaf)
+    out = []
+    for index, (path, leaf) in enumerate(leaves):
+        if not isinstance(leaf, jax.Array):
+            out.append(jax.device_get(leaf))
+            continue
+        out.append(_fetch_array(
+            client, me, count, leaf, f"mpmd/fetch/{number}/{index}",
+            jax.tree_util.keystr(path) or "the value", number, timeout_s))
+    return jax.tree_util.tree_unflatten(treedef, out)
+
+
+def _check_fetchable(where: str, leaf: Any) -> None:
+    """Raises the same FetchError on every process for what cannot be
+    fetched (decided from global facts only: type, dtype, size)."""
+    if isinstance(leaf, jax.core.Tracer):
+        raise FetchError(
+            f"mpmd.fetch got a traced value at {where}: call it on the "
+            "results of a jitted function, outside jax.jit / mpmd.jit")
+    if not isinstance(leaf, jax.Array):
+        return
+    if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.extended):
+        raise FetchError(
+            f"mpmd.fetch cannot read {where} of dtype {leaf.dtype}: fetch "
+            "jax.random.key_data(x) instead")
+    size = int(np.prod(leaf.shape, dtype=np.int64)) * leaf.dtype.itemsize
+    if size > FETCH_LIMIT_BYTES:
+        raise FetchError(
+            f"mpmd.fetch is for small values: {where} has {size} bytes, "
+            f"more than {FETCH_LIMIT_BYTES} (mpmd.runtime.processes."
+            "FETCH_LIMIT_BYTES); read its shards (x.addressable_shards) on "
+            "the processes holding them instead")
+
+
+def _fetch_array(client: Any, me: int, count: int, x: jax.Array, key: str,
+                 where: str, number: int, timeout_s: float) -> np.ndarray:
+    shape = tuple(x.shape)
+    dtype = np.dtype(x.dtype)
+    tiles: dict[int, set] = {}
+    for device, index in x.sharding.devices_indices_map(shape).items():
+        tiles.setdefault(device.process_index, set()).add(
+            _index_key(index, shape))
+    whole = set().union(*tiles.values())
+    covering = sorted(p for p, keys in tiles.items() if keys == whole)
+    if covering:
+        owner, local = covering[0], set(covering)
+    else:
+        # No process holds all of it: the processes holding some gather
+        # it on their devices first.
+        owner, local = min(tiles), set(tiles)
+        if me in local:
+            x = _gathered(tuple(x.sharding._device_assignment))(x)
+    readers = sorted(set(range(count)) - local)
+    header = json.dumps([list(shape), dtype.name]).encode()
+    if me in local:
+        value = _local_value(x, shape, dtype)
+        if me == owner and readers:
+            client.key_value_set_bytes(key, header + b"\n" + value.tobytes())
+        return value
+    try:
+        data = client.blocking_key_value_get_bytes(key, int(timeout_s * 1000))
+    except Exception as error:  # noqa: BLE001 - XLA status errors
+        raise ProcessError(
+            f"process {me} waited {timeout_s:g} s in mpmd.fetch (call "
+            f"#{number} of this process) for process {owner} to publish "
+            f"{where}: every process must call mpmd.fetch on the same values"
+            f" in the same order ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''})") from None
+    theirs, _, payload = data.partition(b"\n")
+    if theirs != header:
+        raise FetchError(
+            f"mpmd.fetch call #{number}: process {owner} published "
+            f"{theirs.decode(errors='replace')} (shape, dtype) where process"
+            f" {me} reads {where} as {header.decode()}: every process must "
+            "call mpmd.fetch on the same values in the same order")
+    try:
+        if client.key_value_increment(key + "/read", 1) == len(readers):
+            # The last reader clears the value from the service.
+            client.key_value_delete(key)
+            client.key_value_delete(key + "/read")
+    except Exception:  # noqa: BLE001 - clearing is housekeeping
+        pass
+    return np.frombuffer(payload, dtype=dtype).reshape(shape).copy()
+
+
+def _local_value(x: jax.Array, shape: tuple[int, ...],
+                 dtype: np.dtype) -> np.ndarray:
+    """The whole of `x` from the shards this process holds (which cover
+    it)."""
+    if x.is_fully_addressable:
+        return np.asarray(jax.device_get(x))
+    value = np.empty(shape, dtype)
+    for shard in x.addressable_shards:
+        value[shard.index] = np.asarray(shard.data)
+    return value
+
+
+@functools.lru_cache(maxsize=64)
+def _gathered(devices: tuple[Any, ...]) -> Any:
+    """A program replicating an array on its own devices."""
+    everywhere = NamedSharding(Mesh(np.array(devices, dtype=object),
+                                    ("_mpmd_all",)), PartitionSpec())
+    return jax.jit(lambda a: a, out_shardings=everywhere)
