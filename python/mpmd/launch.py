@@ -22,18 +22,24 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-__all__ = ["COORDINATOR", "NUM_PROCESSES", "PROCESS_ID", "main"]
+__all__ = ["COORDINATOR", "FAILURE_FILE", "NUM_PROCESSES", "PROCESS_ID",
+           "launch", "main"]
 
 COORDINATOR = "JAX_COORDINATOR_ADDRESS"
 NUM_PROCESSES = "MPMD_NUM_PROCESSES"
 PROCESS_ID = "MPMD_PROCESS_ID"
+# Where a process that an uncaught exception ends writes what it raised,
+# for the launcher to name the process that failed first.
+FAILURE_FILE = "MPMD_FAILURE_FILE"
 
 
 def _free_port() -> int:
@@ -59,11 +65,58 @@ def _child_env(base: dict[str, str], process: int, count: int,
     return env
 
 
-def _pump(stream, prefix: str, out) -> None:
-    for line in iter(stream.readline, b""):
-        out.write(prefix + line.decode(errors="replace"))
-        out.flush()
+# gloo (CPU collectives) prints one line per local device when a process
+# joins the collectives, on std::cout, with no setting to turn it off. The
+# line is dropped when every peer is connected (kept otherwise: it then
+# says something). Several of gloo's threads write at once, so one line may
+# hold pieces of several: a line made only of these pieces is dropped too.
+_GLOO_LINE = re.compile(
+    r"\[Gloo\] Rank \d+ is connected to (\d+) peer ranks\. Expected number "
+    r"of connected peer ranks is : (\d+)")
+_GLOO_PIECES = re.compile(
+    r"\[Gloo\] Rank |\d+| is connected to | peer ranks\. |Expected number "
+    r"of connected peer ranks is : |\s+")
+
+
+def _quiet(line: str) -> str | None:
+    """`line` without gloo's connection messages; None when nothing else
+    is left."""
+    if "[Gloo]" not in line and "peer ranks" not in line:
+        return line
+    short = [m for m in _GLOO_LINE.finditer(line) if m.group(1) != m.group(2)]
+    if not short and not _GLOO_PIECES.sub("", line):
+        return None  # connection messages only, whole or in pieces
+    kept = _GLOO_LINE.sub(
+        lambda m: "" if m.group(1) == m.group(2) else m.group(0), line)
+    if not kept.strip():
+        return None
+    return kept if kept.endswith("\n") else kept + "\n"
+
+
+# One lock for every process's output: a line is written whole, prefix
+# and all, before another pump writes.
+_write_lock = threading.Lock()
+
+
+def _pump(stream, prefix: str, out, verbose: bool) -> None:
+    """Copies one output stream of one process, line by line, prefixed."""
+    for raw in iter(stream.readline, b""):
+        line = raw.decode(errors="replace")
+        if not line.endswith("\n"):
+            line += "\n"  # the last line, unterminated: still whole
+        if not verbose:
+            line = _quiet(line)
+            if line is None:
+                continue
+        with _write_lock:
+            out.write(prefix + line)
+            out.flush()
     stream.close()
+
+
+def _say(text: str) -> None:
+    with _write_lock:
+        print(text, file=sys.stderr, flush=True)
 
 
 def _describe(code: int) -> str:
@@ -75,47 +128,93 @@ def _describe(code: int) -> str:
     return f"exited with code {code}"
 
 
+def _first_failure(directory: str, count: int) -> tuple[int, str] | None:
+    """The process that failed first by its own account (`mpmd` writes
+    the file of `FAILURE_FILE` when an uncaught exception ends a
+    process) and what it raised."""
+    found = []
+    for process in range(count):
+        path = os.path.join(directory, f"failure-{process}")
+        try:
+            with open(path, encoding="utf-8") as file:
+                found.append((os.path.getmtime(path), process,
+                              file.read().strip()))
+        except OSError:
+            continue
+    return min(found)[1:] if found else None
+
+
 def launch(command: list[str], count: int, *, devices: int | None = None,
            port: int | None = None, grace: float = 30.0,
-           timeout: float | None = None) -> int:
-    """Runs `command` as `count` processes; returns the job's exit code."""
+           timeout: float | None = None, verbose: bool = False) -> int:
+    """Runs `command` as `count` processes; returns the job's exit code.
+    Each process's stdout and stderr go to the launcher's, line by line,
+    prefixed with `[i] `."""
     if count < 1:
         raise ValueError(f"the number of processes must be at least 1, got {count}")
     address = f"127.0.0.1:{port or _free_port()}"
+    failures = tempfile.mkdtemp(prefix="mpmd-launch-")
     children = []
     pumps = []
-    for process in range(count):
-        child = subprocess.Popen(
-            command, env=_child_env(dict(os.environ), process, count,
-                                    address, devices),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        children.append(child)
-        pump = threading.Thread(target=_pump, daemon=True, args=(
-            child.stdout, f"[{process}] ", sys.stdout))
-        pump.start()
-        pumps.append(pump)
+    try:
+        for process in range(count):
+            env = _child_env(dict(os.environ), process, count, address,
+                             devices)
+            env[FAILURE_FILE] = os.path.join(failures, f"failure-{process}")
+            child = subprocess.Popen(command, env=env,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+            children.append(child)
+            # A pump per stream: a process's stdout and stderr are separate
+            # pipes, so a line of one is never cut by a write to the other.
+            for stream, out in ((child.stdout, sys.stdout),
+                                (child.stderr, sys.stderr)):
+                pump = threading.Thread(target=_pump, daemon=True, args=(
+                    stream, f"[{process}] ", out, verbose))
+                pump.start()
+                pumps.append(pump)
+        code = _supervise(children, grace, timeout, failures)
+        for pump in pumps:
+            pump.join(timeout=5)
+        return code
+    finally:
+        shutil.rmtree(failures, ignore_errors=True)
+
+
+def _supervise(children: list[subprocess.Popen], grace: float,
+               timeout: float | None, failures: str) -> int:
+    """Waits for the processes; on the first failure gives the others
+    `grace` seconds, then kills them. Returns the job's exit code."""
     start = time.monotonic()
     failed: tuple[int, int] | None = None
     deadline = None
+
+    def check(now: float) -> None:
+        nonlocal failed, deadline
+        for process, child in enumerate(children):
+            code = child.poll()
+            if code not in (None, 0):
+                failed = (process, code)
+                deadline = now + grace
+                running = any(c.poll() is None for c in children)
+                _say(f"mpmd.launch: process {process} {_describe(code)}"
+                     + ("; the other processes get "
+                        f"{grace:g} s to stop" if running else ""))
+                first = _first_failure(failures, len(children))
+                if first is not None:
+                    _say(f"mpmd.launch: process {first[0]} failed first: "
+                         f"{first[1]}")
+                return
+
     try:
         while any(child.poll() is None for child in children):
             now = time.monotonic()
             if failed is None:
-                for process, child in enumerate(children):
-                    code = child.poll()
-                    if code not in (None, 0):
-                        failed = (process, code)
-                        deadline = now + grace
-                        print(f"mpmd.launch: process {process} "
-                              f"{_describe(code)}; the other processes get "
-                              f"{grace:g} s to stop", file=sys.stderr,
-                              flush=True)
-                        break
+                check(now)
                 if (failed is None and timeout is not None
                         and now - start > timeout):
-                    print(f"mpmd.launch: the job ran past --timeout "
-                          f"{timeout:g} s; stopping it", file=sys.stderr,
-                          flush=True)
+                    _say(f"mpmd.launch: the job ran past --timeout "
+                         f"{timeout:g} s; stopping it")
                     failed = (-1, 124)
                     deadline = now
             if deadline is not None and now >= deadline:
@@ -123,6 +222,8 @@ def launch(command: list[str], count: int, *, devices: int | None = None,
                     if child.poll() is None:
                         child.kill()
             time.sleep(0.05)
+        if failed is None:
+            check(time.monotonic())  # all ended within one poll
     except KeyboardInterrupt:
         for child in children:
             if child.poll() is None:
@@ -130,12 +231,9 @@ def launch(command: list[str], count: int, *, devices: int | None = None,
         for child in children:
             child.wait()
         raise
-    for pump in pumps:
-        pump.join(timeout=5)
     if failed is not None:
         return failed[1] if failed[1] > 0 else 1
-    codes = [child.returncode for child in children]
-    return next((c for c in codes if c != 0), 0)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,7 +251,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="seconds the others get to stop after a "
                         "process fails (default 30)")
     parser.add_argument("--timeout", type=float, default=None,
-                        help="stop the whole job after this many seconds")
+                        help="stop the whole job after this many seconds "
+                        "(default: none; a training run may rightly take "
+                        "days, and a failed or killed process already stops"
+                        " the job; use it in CI, or for a job that may hang "
+                        "with every process alive)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="keep gloo's '[Gloo] Rank N is connected to M "
+                        "peer ranks' lines (dropped by default)")
     parser.add_argument("script", help="the Python script every process runs")
     parser.add_argument("args", nargs=argparse.REMAINDER,
                         help="arguments of the script")
@@ -165,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     return launch([sys.executable, options.script, *options.args],
                   options.nprocs, devices=options.devices_per_process,
                   port=options.port, grace=options.grace,
-                  timeout=options.timeout)
+                  timeout=options.timeout, verbose=options.verbose)
 
 
 if __name__ == "__main__":
