@@ -17,7 +17,7 @@ import numpy as np
 from mpmd.origins import Origin, origins_from
 
 __all__ = ["CallStep", "ExecutionPlan", "Layout", "MeshSpec", "ProgramSpec",
-           "TensorSpec", "TransferStep", "format_layout"]
+           "TensorSpec", "TransferStep", "format_layout", "total_cost"]
 
 _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
@@ -284,3 +284,30 @@ class ExecutionPlan:
         outs = ", ".join(f"%{v}" for v in self.output_values)
         lines.append(f"  return {outs}")
         return "\n".join(lines)
+
+
+def total_cost(plan: ExecutionPlan, costs: dict[str, Any]
+               ) -> dict[str, float]:
+    """One step's cost from XLA's cost analysis of each program (`costs`:
+    program name -> its dict, or a list of one dict per device, of which
+    the first is used): per key, the sum over programs of the value times
+    the number of times the plan calls the program.
+
+    XLA reports an estimate it could not make as a negative number (-1, as
+    `optimal_seconds` often is); a key that any program reports so is left
+    out, since a sum missing a part would not be the step's total. Keys a
+    program does not report count as nothing for it."""
+    total: dict[str, float] = {}
+    unknown: set[str] = set()
+    for name, cost in costs.items():
+        if isinstance(cost, (list, tuple)):  # one dict per device
+            cost = cost[0] if cost else {}
+        calls = plan.programs[name].num_calls
+        for key, value in (cost or {}).items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            if value < 0:
+                unknown.add(key)
+            else:
+                total[key] = total.get(key, 0.0) + calls * float(value)
+    return {key: value for key, value in total.items() if key not in unknown}
