@@ -25,7 +25,8 @@ from meshes import MESHES, four_meshes
 import models  # noqa: E402  (examples/, put on the path by meshes)
 
 from mpmd.config import make_config  # noqa: E402
-from mpmd.runtime.trace import (TraceRecorder, prepare_traced_run,  # noqa: E402
+from mpmd.runtime.trace import (CallEvent, Trace,  # noqa: E402
+                                TraceRecorder, prepare_traced_run,
                                 settle_devices)
 from mpmd.stages import jit  # noqa: E402
 
@@ -141,3 +142,18 @@ def test_settle_devices_waits_for_work_launched_before():
     result = slow(a)
     settle_devices(list(meshes.values()))
     assert result.is_ready()
+
+
+def test_overlap_counts_time_with_two_meshes_busy():
+    def call(mesh, start, end):
+        return CallEvent(mesh, "f", "p", (), 0, None, start, end)
+
+    trace = Trace(("m1", "m2", "m3"), [
+        call("m1", 0, 10), call("m1", 10, 20),   # one busy run 0-20
+        call("m2", 15, 30), call("m3", 18, 40),  # m2 and m3 overlap 18-30
+    ], total_us=40)
+    # Two or more busy: 15-30 (m1 with m2 to 20, m2 with m3 from 18).
+    assert trace.overlap_us() == pytest.approx(15.0)
+    turns = Trace(("m1", "m2"), [call("m1", 0, 5), call("m2", 5, 9),
+                                 call("m1", 9, 12)], total_us=12)
+    assert turns.overlap_us() == 0.0

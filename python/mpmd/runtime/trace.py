@@ -256,6 +256,21 @@ class Trace:
         return {mesh: sum(end - start for start, end in gaps)
                 for mesh, gaps in self.idle_gaps().items()}
 
+    def overlap_us(self) -> float:
+        """The microseconds in which two meshes or more ran a call at the
+        same time: how much the meshes overlapped. Zero when they took
+        turns (a host trace is serialized, so it is zero there)."""
+        edges = sorted((time, change) for mesh in self.meshes
+                       for start, end in self.busy_intervals(mesh)
+                       for time, change in ((start, 1), (end, -1)))
+        total, running, since = 0.0, 0, 0.0
+        for time, change in edges:
+            if running >= 2:
+                total += time - since
+            running += change
+            since = time
+        return total
+
     # -- many processes
 
     def to_dict(self) -> dict[str, Any]:
