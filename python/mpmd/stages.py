@@ -38,7 +38,7 @@ from mpmd.runtime.executor import (PlanExecutor, require_memory_kind,
                                    sharding_for)
 from mpmd.runtime.memory import (MemoryProfileError, MemoryRecorder,
                                  MemoryTable, predict_peaks)
-from mpmd.runtime.plan import ExecutionPlan, format_layout
+from mpmd.runtime.plan import ExecutionPlan, format_layout, total_cost
 from mpmd.runtime.profile import (ProfileError, check_source, donates_inputs,
                                   profile_run)
 from mpmd.runtime.trace import Trace, TraceRecorder
@@ -204,20 +204,6 @@ def _program_shardings(mesh: Mesh, layouts: Sequence[Any]
             for layout in layouts] or None
 
 
-def _total_cost(plan: ExecutionPlan, costs: dict[str, Any]
-                ) -> dict[str, float]:
-    """Per-program cost dicts (XLA's), weighted by calls per step, summed."""
-    total: dict[str, float] = {}
-    for name, cost in costs.items():
-        if isinstance(cost, (list, tuple)):  # one dict per device
-            cost = cost[0] if cost else {}
-        calls = plan.programs[name].num_calls
-        for key, value in (cost or {}).items():
-            if isinstance(value, (int, float)):
-                total[key] = total.get(key, 0.0) + calls * float(value)
-    return total
-
-
 def _add_topology(module: Any, topology: str) -> Any:
     """Marks JAX's public entry function with the topology, in JAX's own
     MLIR context; returns that function. `module` is a builtin.module op."""
@@ -330,7 +316,7 @@ class Lowered:
                 in_shardings=_program_shardings(mesh, spec.in_shardings),
                 out_shardings=_program_shardings(mesh, spec.out_shardings)
             ).cost_analysis()
-        return _total_cost(self.plan, costs)
+        return total_cost(self.plan, costs)
 
     @property
     def function_named_shardings(self) -> NamedShardings:
@@ -437,7 +423,7 @@ class Compiled:
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost analysis of one call: each compiled program's times
         the number of times the plan calls it, summed."""
-        return _total_cost(self.plan, {
+        return total_cost(self.plan, {
             name: program.compiled.cost_analysis()
             for name, program in self.executor.programs.items()})
 

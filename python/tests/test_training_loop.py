@@ -296,3 +296,14 @@ def test_single_stage_schedule_on_several_stages_names_the_fit(
     assert "contradicts the data flow" in headline
     assert 'mesh "m0" holds stages 0, ' in headline
     assert fit in headline, headline
+
+
+def test_cost_analysis_has_no_negative_estimates():
+    """XLA's "unknown" (-1) is not multiplied into the step's total."""
+    optimizer = optax.adam(1e-2)
+    params = init_params()
+    lowered = mpmd.jit(make_step(optimizer), adam_config(
+        infer_transfers=True)).lower(params, optimizer.init(params), *data())
+    cost = lowered.cost_analysis()
+    assert cost.get("flops", 0) > 0
+    assert all(value >= 0 for value in cost.values()), cost
