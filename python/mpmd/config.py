@@ -221,19 +221,38 @@ def _registry_schedule(name: str) -> Any:
     return pipeline_registry.get_pipeline_schedule(name)
 
 
-def _shardy_schedule(value: Any) -> Any:
-    from mpmd.schedules import BUILTIN_SCHEDULES  # noqa: PLC0415
-
-    if not isinstance(value, str) or value in BUILTIN_SCHEDULES or \
-            value in _REGISTRY_SPELLINGS:
-        return value  # ours, as dict(config.partitioning_options) gives it
+def schedule_from_spelling(value: Any) -> Any:
+    """A pipeline schedule as given to `pipeline_schedule=` or
+    `mpmd_pipeline_schedule`: Shardy's names ("GPipe", "1F1B",
+    "ZeroBubbleH1", "None", and the registry's "Circular", ...) and our
+    spellings of registry schedules ("zero-bubble-v") become the schedule
+    they name (our built-in name, or the registry's `PipelineSchedule`);
+    anything else (our built-in names, tables, comparators, schedules) is
+    returned as it is, for `_check_schedule` to judge."""
+    if not isinstance(value, str):
+        return value
     if value in _SHARDY_SCHEDULES:
         return _SHARDY_SCHEDULES[value]
     if value in _SHARDY_REGISTRY_SCHEDULES:
         return _registry_schedule(_SHARDY_REGISTRY_SCHEDULES[value])
-    valid = sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])
-    raise ConfigError(f"mpmd_pipeline_schedule {value!r} is not a pipeline "
-                      f"schedule; valid: {valid}")
+    if value in _REGISTRY_SPELLINGS:
+        return _registry_schedule(_REGISTRY_SPELLINGS[value])
+    return value
+
+
+def _shardy_schedule(value: Any) -> Any:
+    """`mpmd_pipeline_schedule`'s value: any spelling `schedule_from_spelling`
+    knows; another string is an error naming Shardy's."""
+    from mpmd.schedules import BUILTIN_SCHEDULES  # noqa: PLC0415
+
+    if isinstance(value, str) and value not in BUILTIN_SCHEDULES and \
+            value not in _REGISTRY_SPELLINGS and \
+            value not in _SHARDY_SCHEDULES and \
+            value not in _SHARDY_REGISTRY_SCHEDULES:
+        valid = sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])
+        raise ConfigError(f"mpmd_pipeline_schedule {value!r} is not a "
+                          f"pipeline schedule; valid: {valid}")
+    return schedule_from_spelling(value)
 
 
 def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -262,6 +281,8 @@ def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
             raise ConfigError(
                 f"unknown partitioning option {key!r}; valid: "
                 f"{sorted(ours)} or Shardy's {sorted(SHARDY_OPTIONS)}")
+        if key == "pipeline_schedule":
+            value = schedule_from_spelling(value)
         if target in result and result[target] != value:
             raise ConfigError(f"partitioning options set {target!r} twice, "
                               f"to {result[target]!r} and {value!r}")
@@ -410,17 +431,17 @@ def make_config(topology: Mapping[str, Any],
                   != getattr(defaults, f.name)}
     else:
         values = _options_from_mapping(partitioning_options or {})
+    if "pipeline_schedule" in values:  # PartitioningOptions(...) given
+        values["pipeline_schedule"] = schedule_from_spelling(
+            values["pipeline_schedule"])
     if pipeline_schedule is not None:
+        pipeline_schedule = schedule_from_spelling(pipeline_schedule)
         given = values.get("pipeline_schedule")
         if given is not None and given != pipeline_schedule:
             raise ConfigError("the pipeline schedule is given twice (as "
                               "pipeline_schedule= and in the partitioning "
                               "options); give it once")
         values["pipeline_schedule"] = pipeline_schedule
-    spelled = values.get("pipeline_schedule")
-    if isinstance(spelled, str) and spelled in _REGISTRY_SPELLINGS:
-        values["pipeline_schedule"] = _registry_schedule(
-            _REGISTRY_SPELLINGS[spelled])
     values = _with_required_options(values)
     options = PartitioningOptions(**values)
 
@@ -490,8 +511,10 @@ def _check_schedule(options: PartitioningOptions) -> None:
     if isinstance(schedule, str) and schedule not in BUILTIN_SCHEDULES:
         raise ConfigError(f"unknown pipeline_schedule {schedule!r}; built-in "
                           f"schedules: {list(BUILTIN_SCHEDULES)}, V "
-                          f"schedules: {list(_REGISTRY_SPELLINGS)}, or give a "
-                          "table {mesh: [fragment, ...]} or a comparator")
+                          f"schedules: {list(_REGISTRY_SPELLINGS)}, Shardy's "
+                          f"names: {sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])}"
+                          ", or give a table {mesh: [fragment, ...]} or a "
+                          "comparator")
     if is_pipeline_schedule(schedule):
         return
     if not (schedule is None or isinstance(schedule, (str, dict))
