@@ -20,8 +20,9 @@ A trace comes from one of two sources (`Trace.source`):
 Times are microseconds since the run started. `idle_us()` is, per mesh, the
 time its devices sat idle inside the step.
 
-Before either records anything, `prepare_traced_run` readies the step so
-that the trace shows that step alone, from its first dispatch:
+`prepare_traced_run` readies a step before it is traced (`profile_run`
+calls it before the profiler starts), so that the trace shows that step
+alone, from its first dispatch:
 
 - Work launched earlier (an untraced step, asynchronous as every call is)
   may still run on the devices; the traced step's programs would queue
