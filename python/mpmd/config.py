@@ -43,8 +43,10 @@ class PartitioningOptions(collections.abc.Mapping):
     # reduction.
     infer_cross_mesh_reductions: bool = False
     # A built-in name ("gpipe", "1f1b", "interleaved-1f1b",
-    # "zero-bubble-h1"), a table {mesh: [fragment, ...]}, or a comparator
-    # before(a, b) -> bool over mpmd.schedules.FragmentInfo. None keeps the
+    # "zero-bubble-h1"; make_config also takes Shardy's names, "GPipe",
+    # and registry schedules by name, and stores what they name), a table
+    # {mesh: [fragment, ...]}, a comparator before(a, b) -> bool over
+    # mpmd.schedules.FragmentInfo, or a PipelineSchedule. None keeps the
     # program order.
     pipeline_schedule: Any = None
     # Pairs of fragment labels to fuse per microbatch, e.g.
@@ -342,7 +344,9 @@ def make_config(topology: Mapping[str, Any],
     - `read_input_output_mesh_from_shardings`: the inputs' and outputs'
       meshes come from `in_shardings` / `out_shardings` (then the io
       assignments must be empty).
-    - `pipeline_schedule`: a built-in name, a table, a comparator, or a
+    - `pipeline_schedule`: a built-in name (ours, "gpipe", or Shardy's,
+      "GPipe"; registry schedules by Shardy's name, "Circular", or ours,
+      "zero-bubble-v"), a table, a comparator, or a
       `mpmd.pipeline.PipelineSchedule` (its required options are merged
       into the partitioning options).
     """
