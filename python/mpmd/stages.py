@@ -41,7 +41,7 @@ from mpmd.runtime.memory import (MemoryProfileError, MemoryRecorder,
 from mpmd.runtime.plan import ExecutionPlan, format_layout, total_cost
 from mpmd.runtime.profile import (ProfileError, check_source, donates_inputs,
                                   profile_run)
-from mpmd.runtime.trace import Trace, TraceRecorder
+from mpmd.runtime.trace import Trace, TraceRecorder, prepare_traced_run
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.shardings import (ShardingError, add_entry_shardings, flat_prefix,
                             input_placements, output_placements)
@@ -461,8 +461,8 @@ class Compiled:
         of that name through `run_traced`).
 
         `source="profiler"`: the step runs as an untraced one does (the
-        meshes overlap) under JAX's profiler, and the trace is the device
-        timeline it recorded (`mpmd.runtime.profile`); `ProfileError` if
+        meshes overlap as they do untraced) under JAX's profiler, and the
+        trace is the device timeline it recorded (`mpmd.runtime.profile`); `ProfileError` if
         the profiler gives nothing usable. `source="host"`: every step is
         waited for and timed on the host, so the meshes do not overlap (a
         serialized run, slower than an untraced one). `source="auto"` (the
@@ -498,6 +498,7 @@ class Compiled:
                 else:
                     return (jax.tree_util.tree_unflatten(
                         self.lowered.out_tree, results), trace)
+        first_run = prepare_traced_run(self.executor, placed)
         recorder = TraceRecorder.for_plan(self.plan)
         processes.barrier("trace")
         recorder.start()
@@ -510,6 +511,7 @@ class Compiled:
                 processes.all_gather_text("trace",
                                           json.dumps(trace.to_dict()))])
         trace.fallback_reason = reason
+        trace.first_run = trace.first_run or first_run
         return (jax.tree_util.tree_unflatten(self.lowered.out_tree, results),
                 trace)
 
