@@ -1,20 +1,35 @@
 """Starts N local processes of one script as a multi-controller JAX job.
 
-    python -m mpmd.launch -n 2 [--devices-per-process 4] script.py [args...]
+    python -m mpmd.launch -n 2 [--devices-per-process 4] [--grace 30]
+                          [--timeout S] [--verbose] script.py [args...]
 
 The same shape as `torchrun`: every process runs `script.py` with the same
 arguments; the launcher gives each the coordinator's address
 (`JAX_COORDINATOR_ADDRESS`, which `jax.distributed.initialize` reads), its
 process id and the number of processes (`MPMD_PROCESS_ID`,
 `MPMD_NUM_PROCESSES`, which `mpmd.distributed.initialize` reads), and on
-CPU as many host devices as asked. Output lines are prefixed with `[i]`.
+CPU as many host devices as asked.
 
-When a process fails, the others get `--grace` seconds to exit on their own
-(JAX's coordination service stops them once it misses the failed one's
-heartbeats), then are killed; the launcher exits with the first failure's
-code and says which process failed. For many hosts, start one process per
-host yourself with the same variables (see README, "Many processes and
-hosts").
+Output: each process's stdout goes to the launcher's stdout and its stderr
+to its stderr, read through separate pipes and written a whole line at a
+time (one lock for all), each line prefixed with `[i] `. gloo's "[Gloo]
+Rank N is connected to M peer ranks" lines (one per device, printed by the
+CPU collectives with no setting to turn them off) are dropped unless
+`--verbose`; a line saying a peer is not connected is kept.
+
+Failures: in a script that uses `mpmd` (see `mpmd.distributed`), an
+uncaught exception ends its process at once and the other processes stop
+with a message naming it. The launcher says which process exited first and
+how, and which one failed first by its own account (`MPMD_FAILURE_FILE`);
+the others get `--grace` seconds to exit on their own, then are killed; the
+launcher exits with the first failure's code.
+
+There is no default `--timeout`: a training run may rightly take days, and
+a process that fails or dies already ends the job (above, and JAX's
+heartbeats). What it would catch is a job hung with every process alive
+(processes running different steps, say): set it in CI, or where a run's
+length is known. For many hosts, start one process per host yourself with
+the same variables (see README, "Many processes and hosts").
 """
 
 from __future__ import annotations
@@ -78,10 +93,12 @@ _GLOO_PIECES = re.compile(
     r"of connected peer ranks is : |\s+")
 
 
-def _quiet(line: str) -> str | None:
+def _quiet(line: str, after_gloo: bool = False) -> str | None:
     """`line` without gloo's connection messages; None when nothing else
-    is left."""
-    if "[Gloo]" not in line and "peer ranks" not in line:
+    is left. `after_gloo`: the stream's previous line was one of them (a
+    line of digits then is the end of a message cut by another)."""
+    if "[Gloo]" not in line and "peer ranks" not in line and not (
+            after_gloo and line.strip().isdigit()):
         return line
     short = [m for m in _GLOO_LINE.finditer(line) if m.group(1) != m.group(2)]
     if not short and not _GLOO_PIECES.sub("", line):
@@ -100,14 +117,17 @@ _write_lock = threading.Lock()
 
 def _pump(stream, prefix: str, out, verbose: bool) -> None:
     """Copies one output stream of one process, line by line, prefixed."""
+    after_gloo = False
     for raw in iter(stream.readline, b""):
         line = raw.decode(errors="replace")
         if not line.endswith("\n"):
             line += "\n"  # the last line, unterminated: still whole
         if not verbose:
-            line = _quiet(line)
-            if line is None:
+            kept = _quiet(line, after_gloo)
+            after_gloo = kept is None
+            if kept is None:
                 continue
+            line = kept
         with _write_lock:
             out.write(prefix + line)
             out.flush()

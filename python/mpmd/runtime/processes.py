@@ -402,6 +402,8 @@ def report_failure(message: str) -> bool:
     if job is None:
         return False
     client, me, _ = job
+    if _reported(client) is not None:
+        return False
     # For `python -m mpmd.launch`, which names the process that failed
     # first: written before the report, which may end the others at once.
     path = os.environ.get(FAILURE_FILE)
@@ -415,7 +417,7 @@ def report_failure(message: str) -> bool:
     try:
         client.key_value_set(_FAILURE_KEY, f"process {me}: {message}")
         return True
-    except Exception:  # noqa: BLE001 - already reported, or no service
+    except Exception:  # noqa: BLE001 - another's came first, or no service
         if path:
             try:
                 os.remove(path)
@@ -471,8 +473,7 @@ def _stop_for(client: Any, me: int, count: int, failure: str,
             time.sleep(60)
     text = f"mpmd: stopping process {me} because {failure}\n"
     if own:
-        text += (f"mpmd: (process {me} itself then raised {own}, most "
-                 "likely because of that)\n")
+        text += f"mpmd: (process {me} raised too: {own})\n"
     try:
         sys.stderr.write(text)
     except Exception:  # noqa: BLE001 - stderr closed
@@ -518,7 +519,8 @@ def add_fetch_note(error: BaseException) -> None:
     link: BaseException | None = error
     while link is not None and id(link) not in seen:
         seen.add(id(link))
-        if "non-addressable" in str(link) and "jax.Array" in str(link):
+        if "Fetching value for `jax.Array` that spans non-addressable" in \
+                str(link):
             notes = getattr(error, "__notes__", ()) or ()
             if FETCH_NOTE not in notes:
                 error.add_note(FETCH_NOTE)
