@@ -229,13 +229,17 @@ def test_transfers_between_meshes_sharing_devices_are_not_supported_yet():
 # --- A failure anywhere ends the job; results read on every process ---------
 
 
-def test_float_of_a_loss_on_another_processs_mesh_ends_the_job():
+@pytest.mark.parametrize("initialize", ["mpmd", "jax"])
+def test_float_of_a_loss_on_another_processs_mesh_ends_the_job(initialize):
     # The loss lives on m2, process 1's devices: float(loss) on process 0
     # raises JAX's "non-addressable" error, told how to read it instead;
     # process 0 ends at once (no wait in JAX's shutdown) and process 1,
     # waiting for process 0 in the next step's transfer, stops naming it.
+    # The same when the script calls jax.distributed.initialize itself
+    # (mpmd's failure handling then starts with the first compile).
+    flags = ["--jax-initialize"] if initialize == "jax" else []
     start = time.monotonic()
-    result = launch(2, 2, "float", worker=LOSS, timeout=150)
+    result = launch(2, 2, "float", *flags, worker=LOSS, timeout=150)
     elapsed = time.monotonic() - start
     text = output(result)
     assert result.returncode == 1, text[-4000:]

@@ -4,7 +4,7 @@ to: the two-stage MLP of examples/models.py on m1 (the first half of the
 global devices: process 0's with 2 processes) and m2 (the second half:
 process 1's), so the loss lives on process 1 only.
 
-    loss.py MODE
+    loss.py MODE [--jax-initialize]
 
 MODE:
   fetch           every process reads the loss, the parameters and arrays
@@ -17,6 +17,8 @@ MODE:
   fetch-missing   process 1 does not call mpmd.fetch (the others wait 3 s)
   stuck           process 1 sleeps 60 s after its step, process 0 finishes
                   its script and waits at exit for 3 s only
+--jax-initialize joins the job with jax.distributed.initialize itself
+(mpmd's failure handling then starts with the first compile).
 """
 
 from __future__ import annotations
@@ -39,7 +41,14 @@ from mpmd.runtime import processes  # noqa: E402
 
 def main() -> None:
     mode = sys.argv[1]
-    mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
+    if "--jax-initialize" in sys.argv:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        jax.distributed.initialize(
+            num_processes=int(os.environ["MPMD_NUM_PROCESSES"]),
+            process_id=int(os.environ["MPMD_PROCESS_ID"]),
+            heartbeat_timeout_seconds=10)
+    else:
+        mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
     import models  # noqa: PLC0415
 
     me = jax.process_index()
