@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
-from mpmd import pipeline
+from mpmd.schedules import rules as pipeline
 from mpmd.errors import MpmdError
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
@@ -208,7 +208,7 @@ _SHARDY_REGISTRY_SCHEDULES = {
     "ZeroBubbleH2HalfTxLatency": "ZERO_BUBBLE_H2_HALF_TX_LATENCY",
     "ZeroBubbleH2FullTxLatency": "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
     "ParallelPipelinesWithWrapAround": "PARALLEL_PIPELINES_WITH_WRAP_AROUND",
-    # Ours, beyond Shardy (mpmd.v_schedules).
+    # Ours, beyond Shardy (mpmd.schedules.v).
     "ZeroBubbleV": "ZERO_BUBBLE_V",
     "DualPipeV": "DUALPIPE_V",
 }
@@ -218,7 +218,7 @@ _REGISTRY_SPELLINGS = {"zero-bubble-v": "ZERO_BUBBLE_V",
 
 
 def _registry_schedule(name: str) -> Any:
-    from mpmd import pipeline_registry  # noqa: PLC0415
+    from mpmd.schedules import registry as pipeline_registry  # noqa: PLC0415
 
     return pipeline_registry.get_pipeline_schedule(name)
 

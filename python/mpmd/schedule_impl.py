@@ -1,6 +1,11 @@
-"""Shardy:MPMD's `schedule_impl` module name: the schedule predicates live
-in `mpmd.pipeline_registry`; this re-exports them for scripts that import
-them from here."""
+"""Shardy:MPMD's module name `schedule_impl` for the schedule predicates; it lives in
+`mpmd.schedules.registry`, which this module re-exports (its private helpers
+too, through `__getattr__`)."""
 
-from mpmd.pipeline_registry import *  # noqa: F401,F403
-from mpmd.pipeline_registry import __all__  # noqa: F401
+from mpmd.schedules.registry import *  # noqa: F401,F403
+from mpmd.schedules.registry import __all__  # noqa: F401
+from mpmd.schedules import registry as _home
+
+
+def __getattr__(name: str):
+    return getattr(_home, name)

@@ -9,16 +9,20 @@ Lowering traces with `jax.jit`, hands JAX's StableHLO (with the topology) to
 the compiler's import and export pipelines, and keeps the exported program
 with its execution plan. Compiling builds one XLA executable per distinct
 program and mesh; calling runs the plan on jax.Arrays.
+
+This module holds the stage classes; what they use lives beside it:
+`lowering` (the configuration and the traced program on their way into the
+compiler), `arguments` (tracing, naming, keying and checking arguments),
+`shardings` (user shardings resolved on meshes), `diagnostics` (errors and
+warnings in the user's terms).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import json
 import time
-import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -26,13 +30,11 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
-                           ScheduleKind, schedule_kind_spellings)
+from mpmd import arguments, diagnostics, lowering
+from mpmd.compiler import Partitioner
 from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
-                         is_pipeline_schedule, mesh_names, split_memory_kind)
-from mpmd import diagnostics
+                         mesh_names, split_memory_kind)
 from mpmd.errors import CompilerError, MpmdError
-from mpmd.pipeline import to_mpmd
 from mpmd.runtime import processes
 from mpmd.runtime.executor import (PlanExecutor, require_memory_kind,
                                    sharding_for)
@@ -42,7 +44,6 @@ from mpmd.runtime.plan import ExecutionPlan, format_layout, total_cost
 from mpmd.runtime.profile import (ProfileError, check_source, donates_inputs,
                                   profile_run)
 from mpmd.runtime.trace import Trace, TraceRecorder, prepare_traced_run
-from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.shardings import (ShardingError, add_entry_shardings, flat_prefix,
                             input_placements, output_placements)
 
@@ -72,120 +73,6 @@ class NamedShardings:
         return self.outputs
 
 
-def _flat_io_assignment(spec: Any, tree: Any, count: int,
-                        which: str) -> dict[int, str]:
-    """Flat index -> mesh from a pytree of mesh names or {index: mesh}."""
-    if spec is None:
-        return {}
-    if isinstance(spec, dict) and all(isinstance(k, int) for k in spec):
-        for index in spec:
-            if not 0 <= index < count:
-                raise ConfigError(f"{which} index {index} is out of range: "
-                                  f"the function has {count} flat values")
-        return {k: v for k, v in spec.items() if v is not None}
-    # A pytree prefix of the values: a mesh name (or None) covers its whole
-    # subtree, as Shardy:MPMD and jax.jit's in_shardings take it.
-    dummy = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-    flat: list[Any] = []
-    try:
-        jax.tree_util.tree_map(
-            lambda leaf, sub: flat.extend(
-                [leaf] * len(jax.tree_util.tree_leaves(sub))),
-            spec, dummy, is_leaf=lambda x: x is None or isinstance(x, str))
-    except (ValueError, TypeError):
-        raise ConfigError(f"{which} must be a pytree prefix of the "
-                          f"function's {'arguments' if 'input' in which else 'results'}"
-                          f" with a mesh name or None per leaf: expected a "
-                          f"prefix of {tree}") from None
-    return {i: mesh for i, mesh in enumerate(flat) if mesh is not None}
-
-
-def _memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
-    """Takes the memory kinds out of `assigned` (index -> "mesh#kind"),
-    leaving mesh names; returns index -> kind for those that had one other
-    than the default "device"."""
-    kinds = {}
-    for index, target in list(assigned.items()):
-        mesh, kind = split_memory_kind(target)
-        assigned[index] = mesh
-        if kind is not None and kind != "device":
-            kinds[index] = kind
-    return kinds
-
-
-def _partition(config: MpmdConfig, partitioner: Partitioner,
-               inputs: dict[int, str], outputs: dict[int, str],
-               input_kinds: dict[int, str], output_kinds: dict[int, str]
-               ) -> tuple[str, str]:
-    """Runs import, optimize, sharding and export with the config's options;
-    returns the exported module and its plan. Tables, comparators and merge
-    predicates are evaluated when the compiler calls back with the
-    program's fragments."""
-    opts = config.partitioning_options
-    if opts.offload_activations:
-        # Before partitioning: a backend without host memory cannot run
-        # the program that would come out.
-        for name, mesh in config.topology.items():
-            require_memory_kind(name, mesh, "pinned_host",
-                                "offload_activations")
-    schedule = opts.pipeline_schedule
-    rules = opts.fragment_merge_rules or ()
-    order = None
-    merge_predicate = None
-    if schedule is None:
-        kind = ScheduleKind.NONE
-    elif isinstance(schedule, str):
-        kind = schedule_kind_spellings()[schedule]
-    elif is_pipeline_schedule(schedule):
-        # Shardy:MPMD's rule builders: the order and the merges both come
-        # from the rules built over the fragments.
-        def evaluate(fragments):
-            return to_mpmd(schedule, _fragment_infos(fragments),
-                           len(config.topology), opts.split_backward)
-
-        def order(fragments):
-            # No schedule rules: every mesh keeps its program order.
-            return evaluate(fragments)[0] or _program_order(fragments)
-
-        def merge_predicate(fragments):
-            return evaluate(fragments)[1]
-
-        kind = ScheduleKind.EXPLICIT
-    else:
-        kind = ScheduleKind.EXPLICIT
-
-        def order(fragments):
-            return explicit_order(schedule, _fragment_infos(fragments))
-    if callable(rules):
-        if merge_predicate is not None:
-            raise ConfigError("fragment_merge_rules cannot be a predicate "
-                              "when the pipeline schedule is a "
-                              "PipelineSchedule (it makes its own merges)")
-        predicate, rules = rules, ()
-
-        def merge_predicate(fragments):
-            return merge_pairs(predicate, _fragment_infos(fragments))
-    return partitioner.partition(
-        ImportOptions(config.assignment, inputs, outputs, input_kinds,
-                      output_kinds, opts.infer_transfers,
-                      opts.infer_cross_mesh_reductions),
-        OptimizeOptions(kind, opts.split_backward, order,
-                        merge_pairs(rules, []), merge_predicate,
-                        opts.merge_last_stage, opts.remat, opts.merge_remat,
-                        opts.offload_activations))
-
-
-def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:
-    order: dict[str, list[str]] = {}
-    for fragment in fragments:
-        order.setdefault(fragment["mesh"], []).append(fragment["key"])
-    return order
-
-
-def _fragment_infos(fragments: list[dict[str, Any]]) -> list[FragmentInfo]:
-    return [FragmentInfo.from_compiler(entry) for entry in fragments]
-
-
 def _dialect(dialect: str | None) -> str:
     if dialect in (None, "mpmd"):
         return "mpmd"
@@ -202,49 +89,6 @@ def _program_shardings(mesh: Mesh, layouts: Sequence[Any]
 
     return [NamedSharding(mesh, partition_spec(layout))
             for layout in layouts] or None
-
-
-def _add_topology(module: Any, topology: str) -> Any:
-    """Marks JAX's public entry function with the topology, in JAX's own
-    MLIR context; returns that function. `module` is a builtin.module op."""
-    from jax._src.lib.mlir import ir  # noqa: PLC0415
-
-    with module.context:
-        for op in module.regions[0].blocks[0].operations:
-            if op.operation.name != "func.func":
-                continue
-            visibility = op.attributes["sym_visibility"] \
-                if "sym_visibility" in op.attributes else None
-            if visibility is None or str(visibility) == '"public"':
-                op.attributes["topology"] = ir.Attribute.parse(topology)
-                return op
-    raise MpmdError("JAX's lowered module has no public entry function")
-
-
-def _abstract(value: Any) -> Any:
-    """What JAX traces for an argument: its shape and dtype only. Arrays on
-    different meshes cannot be traced together by `jax.jit`; their layouts
-    reach the compiler as `sdy.sharding` attributes instead."""
-    if isinstance(value, jax.ShapeDtypeStruct):
-        return jax.ShapeDtypeStruct(value.shape, value.dtype,
-                                    weak_type=value.weak_type)
-    aval = jax.typeof(value)
-    return jax.ShapeDtypeStruct(aval.shape, aval.dtype,
-                                weak_type=getattr(aval, "weak_type", False))
-
-
-def _split_static(args: Sequence[Any], static: frozenset[int]
-                  ) -> tuple[list[Any], list[Any]]:
-    dynamic = [a for i, a in enumerate(args) if i not in static]
-    fixed = [a for i, a in enumerate(args) if i in static]
-    return dynamic, fixed
-
-
-def _normalize_argnums(argnums: Sequence[int] | int, count: int
-                       ) -> frozenset[int]:
-    if isinstance(argnums, int):
-        argnums = (argnums,)
-    return frozenset(i % count if count else i for i in argnums)
 
 
 class Lowered:
@@ -356,8 +200,8 @@ class Lowered:
         """Per mesh, the layout of the function's inputs and outputs there,
         one line each: `m1  in  params['w1']  f32[16x32] {-, model}`."""
         lines = []
-        paths_in = self.argument_paths or _leaf_paths(self.in_tree)
-        paths_out = ["result" + p for p in _leaf_paths(self.out_tree)]
+        paths_in = self.argument_paths or arguments.leaf_paths(self.in_tree)
+        paths_out = ["result" + p for p in arguments.leaf_paths(self.out_tree)]
         for mesh in self.plan.meshes:
             for kind, specs, paths in (("in ", self.plan.inputs, paths_in),
                                        ("out", self.plan.outputs, paths_out)):
@@ -436,10 +280,10 @@ class Compiled:
         # array already on its mesh (as a training loop passes them).
         if self._static:
             args = self._dynamic(args)
-        placed = None if kwargs else _as_placed(args, self._expected)
+        placed = None if kwargs else arguments.as_placed(args, self._expected)
         if placed is None:
-            placed = _as_placed(jax.tree_util.tree_leaves((args, kwargs)),
-                                self._expected)
+            placed = arguments.as_placed(
+                jax.tree_util.tree_leaves((args, kwargs)), self._expected)
             if placed is None:  # something to move, convert or refuse
                 placed = self._place_inputs(args, kwargs)
         return self._unflatten(self._out_tree, self._run(placed))
@@ -452,7 +296,8 @@ class Compiled:
         """The arguments without the static ones (fixed at lowering)."""
         if not self.lowered.static_argnums:
             return tuple(args)
-        return tuple(_split_static(args, self.lowered.static_argnums)[0])
+        return tuple(arguments.split_static(
+            args, self.lowered.static_argnums)[0])
 
     def run_traced(self, *args: Any, source: str = "auto",
                    **kwargs: Any) -> tuple[Any, Trace]:
@@ -462,8 +307,8 @@ class Compiled:
 
         `source="profiler"`: the step runs as an untraced one does (the
         meshes overlap as they do untraced) under JAX's profiler, and the
-        trace is the device timeline it recorded (`mpmd.runtime.profile`); `ProfileError` if
-        the profiler gives nothing usable. `source="host"`: every step is
+        trace is the device timeline it recorded (`mpmd.runtime.profile`);
+        `ProfileError` if the profiler gives nothing usable. `source="host"`: every step is
         waited for and timed on the host, so the meshes do not overlap (a
         serialized run, slower than an untraced one). `source="auto"` (the
         default): the profiler, else host timestamps, the reason in
@@ -589,30 +434,6 @@ class Compiled:
         return jax.tree_util.keystr(paths[index][0]) or f"[{index}]"
 
 
-try:
-    from jax._src.array import ArrayImpl as _ARRAY_IMPL
-except ImportError:  # a JAX that moved it: the isinstance test alone
-    _ARRAY_IMPL = jax.Array
-
-
-def _as_placed(leaves: Sequence[Any], expected: Sequence[tuple]
-               ) -> Sequence[Any] | None:
-    """`leaves` if every one is a live jax.Array already laid out as the
-    plan's input (so the call needs no copy and no check); else None."""
-    if len(leaves) != len(expected):
-        return None
-    for value, (shape, dtype, sharding) in zip(leaves, expected):
-        # jax.Array's isinstance goes through its ABC: test the concrete
-        # class first.
-        if not ((value.__class__ is _ARRAY_IMPL or isinstance(value, jax.Array))
-                and value.sharding == sharding
-                and value.shape == shape
-                and (value.dtype is dtype or value.dtype == dtype)
-                and not value.is_deleted()):
-            return None
-    return leaves
-
-
 @contextlib.contextmanager
 def _frontend(config: MpmdConfig) -> Iterator[None]:
     """What tracing and lowering for MPMD need: named computations emitted
@@ -707,15 +528,15 @@ class MpmdFunction:
         """Traces the function with JAX for these arguments (as
         `jax.jit(f).trace`); `.lower()` partitions it."""
         start = time.perf_counter()
-        static = _normalize_argnums(self.static_argnums, len(args))
-        dynamic, _ = _split_static(args, static)
+        static = arguments.normalize_argnums(self.static_argnums, len(args))
+        dynamic, _ = arguments.split_static(args, static)
         flat, tree = jax.tree_util.tree_flatten_with_path(
             (tuple(dynamic), kwargs))
         leaves = [leaf for _, leaf in flat]
-        paths = _argument_paths(self.fn, static, len(args),
-                                [path for path, _ in flat])
+        paths = arguments.argument_paths(self.fn, static, len(args),
+                                         [path for path, _ in flat])
         abstract_args, abstract_kwargs = jax.tree_util.tree_unflatten(
-            tree, [_abstract(leaf) for leaf in leaves])
+            tree, [arguments.abstract(leaf) for leaf in leaves])
         abstract = iter(abstract_args)
         call_args = [a if i in static else next(abstract)
                      for i, a in enumerate(args)]
@@ -739,21 +560,21 @@ class MpmdFunction:
         # JAX caches its lowering and hands out the same module again: the
         # attributes are added to a copy.
         module = lowered.compiler_ir("stablehlo").operation.clone()
-        entry = _add_topology(module, self.config.topology_attr())
+        entry = lowering.add_topology(module, self.config.topology_attr())
 
         in_tree, out_tree = lowered.in_tree, lowered.out_tree
         num_inputs, num_outputs = in_tree.num_leaves, out_tree.num_leaves
         args_tree = in_tree.children()[0] if in_tree.children() else in_tree
-        assigned_in = _flat_io_assignment(
+        assigned_in = lowering.flat_io_assignment(
             self.config.input_mesh_assignment, args_tree, num_inputs,
             "input_mesh_assignment")
-        assigned_out = _flat_io_assignment(
+        assigned_out = lowering.flat_io_assignment(
             self.config.output_mesh_assignment, out_tree, num_outputs,
             "output_mesh_assignment")
         # "m1#pinned_host": the mesh places the value, the memory kind goes
         # to the compiler with it.
-        kinds_in = _memory_kinds(assigned_in)
-        kinds_out = _memory_kinds(assigned_out)
+        kinds_in = lowering.memory_kinds(assigned_in)
+        kinds_out = lowering.memory_kinds(assigned_out)
         num_positional = args_tree.num_leaves
         given_in = flat_prefix(self.in_shardings, args_tree, num_positional,
                                "in_shardings")
@@ -763,7 +584,7 @@ class MpmdFunction:
         out_flat = jax.tree_util.tree_flatten_with_path(lowered.out_info)[0]
         out_placements = output_placements(
             [tuple(info.shape) for _, info in out_flat],
-            ["result" + _path_text(path) for path, _ in out_flat],
+            ["result" + arguments.path_text(path) for path, _ in out_flat],
             flat_prefix(self.out_shardings, out_tree, num_outputs,
                         "out_shardings"),
             assigned_out, topology)
@@ -776,7 +597,7 @@ class MpmdFunction:
         unused = sorted(set(self.config.assignment) - computations - tensors)
         missing = sorted(computations - set(self.config.assignment))
         if missing:
-            raise ConfigError(_unassigned_message(
+            raise ConfigError(lowering.unassigned_message(
                 missing, unused, self.config.mesh_names[0]))
         for name in sorted(self.config.assignment):
             mesh, kind = split_memory_kind(self.config.assignment[name][0])
@@ -800,8 +621,8 @@ class MpmdFunction:
         outputs = {i: p.mesh for i, p in out_placements.items()}
         traced_at = time.perf_counter()
         try:
-            mpmd_text, plan_json = _warning_at_user(
-                _partition, self.config, partitioner, inputs, outputs,
+            mpmd_text, plan_json = lowering.warning_at_user(
+                lowering.partition, self.config, partitioner, inputs, outputs,
                 kinds_in, kinds_out)
         except CompilerError as error:
             committed = [(i, p.mesh) for i, p in sorted(in_placements.items())
@@ -810,7 +631,7 @@ class MpmdFunction:
                                                     jax.ShapeDtypeStruct))]
             raise diagnostics.retell(
                 error, arguments=paths,
-                results=["result" + _path_text(path)
+                results=["result" + arguments.path_text(path)
                          for path, _ in out_flat],
                 committed=committed) from None
         partitioned = time.perf_counter()
@@ -834,7 +655,7 @@ class MpmdFunction:
         compiling one for the same layouts."""
         for (tree, static, _), compiled in self._cache.items():
             if tree == key[0] and static == key[1] and \
-                    _fits(leaves, compiled._expected):
+                    arguments.fits(leaves, compiled._expected):
                 return compiled
         return None
 
@@ -843,14 +664,14 @@ class MpmdFunction:
         if last is not None and not self.static_argnums:
             leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
             if tree == last[0]:
-                placed = _as_placed(leaves, last[1]._expected)
+                placed = arguments.as_placed(leaves, last[1]._expected)
                 if placed is not None:
                     return last[1]._call_placed(placed)
-        static = _normalize_argnums(self.static_argnums, len(args))
-        dynamic, fixed = _split_static(args, static)
+        static = arguments.normalize_argnums(self.static_argnums, len(args))
+        dynamic, fixed = arguments.split_static(args, static)
         leaves, tree = jax.tree_util.tree_flatten((tuple(dynamic), kwargs))
-        key = (tree, tuple(_static_key(x) for x in fixed),
-               tuple(_leaf_key(x) for x in leaves))
+        key = (tree, tuple(arguments.static_key(x) for x in fixed),
+               tuple(arguments.leaf_key(x) for x in leaves))
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._reusable(key, leaves)
@@ -861,135 +682,6 @@ class MpmdFunction:
             self._last = (jax.tree_util.tree_structure((args, kwargs)),
                           compiled)
         return compiled(*args, **kwargs)
-
-
-def _unassigned_message(missing: Sequence[str], unused: Sequence[str],
-                        mesh: str) -> str:
-    """Why lowering stops at a named computation no mesh was given: with
-    the assignment keys that match nothing (a typo?) where there are
-    some."""
-    name = missing[0]
-    text = (f"named_computation {name!r} is not assigned to a mesh; add it "
-            f"to the assignment, e.g. {{{name!r}: {mesh!r}}}")
-    if unused:
-        text += (f". The assignment's {', '.join(map(repr, unused))} match"
-                 f"{'es' if len(unused) == 1 else ''} no name of the program")
-        typo = diagnostics.closest(name, unused)
-        if typo is not None:
-            text += f": is {typo!r} a typo for {name!r}?"
-    if len(missing) > 1:
-        text += f"; {len(missing) - 1} more unassigned: " + ", ".join(
-            map(repr, missing[1:6])) + (" ..." if len(missing) > 6 else "")
-    return text
-
-
-def _warning_at_user(function: Callable[..., Any], *args: Any) -> Any:
-    """`function(*args)` with the compiler's warnings given once each, at
-    the user's line. Those the front end already gave (assignment entries
-    matching nothing) are dropped."""
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            return function(*args)
-    finally:
-        seen = set()
-        for record in caught:
-            text = str(record.message)
-            if text in seen or "matches no named_computation" in text:
-                continue
-            seen.add(text)
-            diagnostics.warn(text, record.category)
-
-
-def _fits(leaves: Sequence[Any], expected: Sequence[tuple]) -> bool:
-    """Whether a program lowered for `expected` inputs takes `leaves` as
-    they are: same shapes and dtypes, and every committed array already
-    laid out as the program's input (host data is placed by the call)."""
-    if len(leaves) != len(expected):
-        return False
-    for value, (shape, dtype, sharding) in zip(leaves, expected):
-        try:
-            if tuple(np.shape(value)) != tuple(shape) or \
-                    np.dtype(getattr(value, "dtype", type(value))) != dtype:
-                return False
-        except TypeError:  # not array-like: left to the call's checks
-            return False
-        if isinstance(value, jax.Array) and getattr(value, "_committed",
-                                                    False):
-            if not (value.sharding == sharding or
-                    value.sharding.is_equivalent_to(sharding,
-                                                    len(shape))):
-                return False
-    return True
-
-
-def _static_key(value: Any) -> Any:
-    try:
-        hash(value)
-    except TypeError:
-        raise ConfigError(f"static argument {value!r} is not hashable; static"
-                          " arguments must be hashable, as in jax.jit") from None
-    return (type(value), value)
-
-
-def _leaf_key(value: Any) -> Any:
-    """What of an argument decides the lowering: shape, dtype, and the
-    layout of a committed array (a fixed point of sharding propagation)."""
-    layout = None
-    if isinstance(value, jax.Array) and getattr(value, "_committed", False):
-        sharding = value.sharding
-        layout = sharding
-        if isinstance(sharding, NamedSharding):
-            # P("x", None) and P("x") lay the array out alike.
-            spec = list(sharding.spec)
-            while spec and spec[-1] is None:
-                spec.pop()
-            layout = (sharding.mesh, tuple(spec), sharding.memory_kind)
-    return (np.shape(value), str(getattr(value, "dtype", type(value))),
-            layout)
-
-
-def _argument_paths(fn: Callable, static: frozenset[int], count: int,
-                    paths: Sequence[Any]) -> list[str]:
-    """`params['w1']` for key 'w1' of the parameter named `params`: the
-    pytree path of each flat argument, led by the parameter's name (as the
-    signature of `fn` gives it; `args[i]` where it does not)."""
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    names = []
-    for i in range(count):
-        param = params[i] if i < len(params) else None
-        if param is None or param.kind in (param.VAR_POSITIONAL,
-                                           param.VAR_KEYWORD):
-            names.append(f"args[{i}]")
-        else:
-            names.append(param.name)
-    dynamic_names = [n for i, n in enumerate(names) if i not in static]
-    texts = []
-    for path in paths:
-        head, rest = path[0], tuple(path[1:])
-        if getattr(head, "idx", None) == 0 and rest:  # positional
-            index = rest[0].idx
-            texts.append(dynamic_names[index] + _path_text(rest[1:]))
-        elif rest:  # keyword
-            texts.append(str(getattr(rest[0], "key", rest[0]))
-                         + _path_text(rest[1:]))
-        else:
-            texts.append(_path_text(path))
-    return texts
-
-
-def _path_text(path: Any) -> str:
-    """`[0]['w1']` for the first positional argument's key 'w1'."""
-    return jax.tree_util.keystr(tuple(path))
-
-
-def _leaf_paths(tree: Any) -> list[str]:
-    dummy = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-    return [_path_text(path)
-            for path, _ in jax.tree_util.tree_flatten_with_path(dummy)[0]]
 
 
 def jit(fn: Callable, config: MpmdConfig | None = None, *,

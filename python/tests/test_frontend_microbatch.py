@@ -47,7 +47,7 @@ def _text(fn: Callable[..., Any], *args: Any) -> str:
     (JAX's lowering itself holds each loop body once, in `mpmd.for` or a
     function called by `mpmd.call`.)"""
     from mpmd.compiler import run_pipeline  # noqa: PLC0415
-    from mpmd.stages import _add_topology  # noqa: PLC0415
+    from mpmd.lowering import add_topology as _add_topology  # noqa: PLC0415
 
     with emit_named_computations():
         module = jax.jit(fn).lower(*args).compiler_ir("stablehlo")

@@ -41,7 +41,8 @@ import functools
 import types
 from typing import Callable, Mapping
 
-from mpmd import pipeline, v_schedules
+from mpmd.schedules import rules as pipeline
+from mpmd.schedules import v as v_schedules
 from mpmd.errors import MpmdError
 
 __all__ = [

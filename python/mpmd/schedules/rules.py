@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from mpmd.errors import MpmdError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mpmd import schedules as _schedules
+    from mpmd.schedules import core as _schedules
 
 __all__ = [
     "FragmentInfo", "FragmentMergeRule", "FragmentMergeRules",
@@ -361,7 +361,7 @@ class _Index:
             return n
         n = self._by_value.get(info)
         if n is None:
-            from mpmd.schedules import ScheduleError  # noqa: PLC0415
+            from mpmd.schedules.core import ScheduleError  # noqa: PLC0415
 
             raise ScheduleError(f"a {what} rule names {info}, which is not a "
                                 f"fragment of the program")
@@ -413,7 +413,7 @@ def to_mpmd(schedule: PipelineSchedule,
             try:
                 order = _order(fragments, edges)
             except _Cycle as cycle:
-                from mpmd.schedules import ScheduleError  # noqa: PLC0415
+                from mpmd.schedules.core import ScheduleError  # noqa: PLC0415
 
                 raise ScheduleError(str(cycle)) from None
     return order, _merge_pairs(fragments, merge_rules, index)

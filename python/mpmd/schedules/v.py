@@ -39,8 +39,8 @@ import heapq
 from dataclasses import dataclass
 from typing import Mapping, NamedTuple, Sequence
 
-from mpmd import pipeline
-from mpmd.schedules import ScheduleError
+from mpmd.schedules import rules as pipeline
+from mpmd.schedules.core import ScheduleError
 
 __all__ = ["VOp", "VSimulation", "dualpipe_v_order",
            "dualpipe_v_schedule_rules", "simulate_v", "v_mesh_of_stage",

@@ -1,0 +1,201 @@
+"""Lowering for `mpmd.jit`: what the configuration and the traced program
+become on their way into the compiler, and the compiler's results back.
+
+    text, plan = partition(config, Partitioner(jax_text), inputs, outputs,
+                           input_kinds, output_kinds)
+
+`partition` runs import, optimize, sharding and export with the config's
+options (tables, comparators and merge predicates are evaluated when the
+compiler calls back with the program's fragments); the rest resolves the
+config's input / output mesh assignments against the arguments and marks
+JAX's module with the topology.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+import jax
+
+from mpmd import diagnostics
+from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
+                           ScheduleKind, schedule_kind_spellings)
+from mpmd.config import (ConfigError, MpmdConfig, is_pipeline_schedule,
+                         split_memory_kind)
+from mpmd.errors import MpmdError
+from mpmd.runtime.executor import require_memory_kind
+from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
+from mpmd.schedules.rules import to_mpmd
+
+__all__ = ["add_topology", "flat_io_assignment", "memory_kinds", "partition",
+           "unassigned_message", "warning_at_user"]
+
+
+def flat_io_assignment(spec: Any, tree: Any, count: int,
+                       which: str) -> dict[int, str]:
+    """Flat index -> mesh from a pytree of mesh names or {index: mesh}."""
+    if spec is None:
+        return {}
+    if isinstance(spec, dict) and all(isinstance(k, int) for k in spec):
+        for index in spec:
+            if not 0 <= index < count:
+                raise ConfigError(f"{which} index {index} is out of range: "
+                                  f"the function has {count} flat values")
+        return {k: v for k, v in spec.items() if v is not None}
+    # A pytree prefix of the values: a mesh name (or None) covers its whole
+    # subtree, as Shardy:MPMD and jax.jit's in_shardings take it.
+    dummy = jax.tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    flat: list[Any] = []
+    try:
+        jax.tree_util.tree_map(
+            lambda leaf, sub: flat.extend(
+                [leaf] * len(jax.tree_util.tree_leaves(sub))),
+            spec, dummy, is_leaf=lambda x: x is None or isinstance(x, str))
+    except (ValueError, TypeError):
+        raise ConfigError(f"{which} must be a pytree prefix of the "
+                          f"function's {'arguments' if 'input' in which else 'results'}"
+                          f" with a mesh name or None per leaf: expected a "
+                          f"prefix of {tree}") from None
+    return {i: mesh for i, mesh in enumerate(flat) if mesh is not None}
+
+
+def memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
+    """Takes the memory kinds out of `assigned` (index -> "mesh#kind"),
+    leaving mesh names; returns index -> kind for those that had one other
+    than the default "device"."""
+    kinds = {}
+    for index, target in list(assigned.items()):
+        mesh, kind = split_memory_kind(target)
+        assigned[index] = mesh
+        if kind is not None and kind != "device":
+            kinds[index] = kind
+    return kinds
+
+
+def partition(config: MpmdConfig, partitioner: Partitioner,
+              inputs: dict[int, str], outputs: dict[int, str],
+              input_kinds: dict[int, str], output_kinds: dict[int, str]
+              ) -> tuple[str, str]:
+    """Runs import, optimize, sharding and export with the config's options;
+    returns the exported module and its plan. Tables, comparators and merge
+    predicates are evaluated when the compiler calls back with the
+    program's fragments."""
+    opts = config.partitioning_options
+    if opts.offload_activations:
+        # Before partitioning: a backend without host memory cannot run
+        # the program that would come out.
+        for name, mesh in config.topology.items():
+            require_memory_kind(name, mesh, "pinned_host",
+                                "offload_activations")
+    schedule = opts.pipeline_schedule
+    rules = opts.fragment_merge_rules or ()
+    order = None
+    merge_predicate = None
+    if schedule is None:
+        kind = ScheduleKind.NONE
+    elif isinstance(schedule, str):
+        kind = schedule_kind_spellings()[schedule]
+    elif is_pipeline_schedule(schedule):
+        # Shardy:MPMD's rule builders: the order and the merges both come
+        # from the rules built over the fragments.
+        def evaluate(fragments):
+            return to_mpmd(schedule, _fragment_infos(fragments),
+                           len(config.topology), opts.split_backward)
+
+        def order(fragments):
+            # No schedule rules: every mesh keeps its program order.
+            return evaluate(fragments)[0] or _program_order(fragments)
+
+        def merge_predicate(fragments):
+            return evaluate(fragments)[1]
+
+        kind = ScheduleKind.EXPLICIT
+    else:
+        kind = ScheduleKind.EXPLICIT
+
+        def order(fragments):
+            return explicit_order(schedule, _fragment_infos(fragments))
+    if callable(rules):
+        if merge_predicate is not None:
+            raise ConfigError("fragment_merge_rules cannot be a predicate "
+                              "when the pipeline schedule is a "
+                              "PipelineSchedule (it makes its own merges)")
+        predicate, rules = rules, ()
+
+        def merge_predicate(fragments):
+            return merge_pairs(predicate, _fragment_infos(fragments))
+    return partitioner.partition(
+        ImportOptions(config.assignment, inputs, outputs, input_kinds,
+                      output_kinds, opts.infer_transfers,
+                      opts.infer_cross_mesh_reductions),
+        OptimizeOptions(kind, opts.split_backward, order,
+                        merge_pairs(rules, []), merge_predicate,
+                        opts.merge_last_stage, opts.remat, opts.merge_remat,
+                        opts.offload_activations))
+
+
+def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:
+    order: dict[str, list[str]] = {}
+    for fragment in fragments:
+        order.setdefault(fragment["mesh"], []).append(fragment["key"])
+    return order
+
+
+def _fragment_infos(fragments: list[dict[str, Any]]) -> list[FragmentInfo]:
+    return [FragmentInfo.from_compiler(entry) for entry in fragments]
+
+
+def add_topology(module: Any, topology: str) -> Any:
+    """Marks JAX's public entry function with the topology, in JAX's own
+    MLIR context; returns that function. `module` is a builtin.module op."""
+    from jax._src.lib.mlir import ir  # noqa: PLC0415
+
+    with module.context:
+        for op in module.regions[0].blocks[0].operations:
+            if op.operation.name != "func.func":
+                continue
+            visibility = op.attributes["sym_visibility"] \
+                if "sym_visibility" in op.attributes else None
+            if visibility is None or str(visibility) == '"public"':
+                op.attributes["topology"] = ir.Attribute.parse(topology)
+                return op
+    raise MpmdError("JAX's lowered module has no public entry function")
+
+
+def unassigned_message(missing: Sequence[str], unused: Sequence[str],
+                       mesh: str) -> str:
+    """Why lowering stops at a named computation no mesh was given: with
+    the assignment keys that match nothing (a typo?) where there are
+    some."""
+    name = missing[0]
+    text = (f"named_computation {name!r} is not assigned to a mesh; add it "
+            f"to the assignment, e.g. {{{name!r}: {mesh!r}}}")
+    if unused:
+        text += (f". The assignment's {', '.join(map(repr, unused))} match"
+                 f"{'es' if len(unused) == 1 else ''} no name of the program")
+        typo = diagnostics.closest(name, unused)
+        if typo is not None:
+            text += f": is {typo!r} a typo for {name!r}?"
+    if len(missing) > 1:
+        text += f"; {len(missing) - 1} more unassigned: " + ", ".join(
+            map(repr, missing[1:6])) + (" ..." if len(missing) > 6 else "")
+    return text
+
+
+def warning_at_user(function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` with the compiler's warnings given once each, at
+    the user's line. Those the front end already gave (assignment entries
+    matching nothing) are dropped."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return function(*args)
+    finally:
+        seen = set()
+        for record in caught:
+            text = str(record.message)
+            if text in seen or "matches no named_computation" in text:
+                continue
+            seen.add(text)
+            diagnostics.warn(text, record.category)

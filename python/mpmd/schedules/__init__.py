@@ -1,0 +1,25 @@
+"""Pipeline schedules: one home for the concept.
+
+    config = mpmd.make_config(topology, assignment,
+                              partitioning_options={"pipeline_schedule": "1f1b"})
+
+- `core`: what a schedule is as users state it (a built-in name, a table,
+  a comparator), the fragments it is evaluated over (`FragmentInfo`), and
+  its evaluation into the per-mesh order the compiler applies; merge rules.
+- `rules`: Shardy:MPMD's rule API (`PipelineSchedule`, schedule and merge
+  rule builders), evaluated into the same order (Shardy's module name
+  `mpmd.pipeline` re-exports it).
+- `registry`: Shardy's registry of named schedules and its predicates
+  (`mpmd.pipeline_registry`, `mpmd.schedule_impl`).
+- `v`: the V-shaped schedules ZB-V and DualPipe-V, their orders and
+  simulation (`mpmd.v_schedules`).
+
+This package's own names are `core`'s; the others are its submodules.
+"""
+
+from mpmd.schedules.core import (BUILTIN_SCHEDULES, FragmentInfo,
+                                 FragmentKind, ScheduleError, ScheduleKind,
+                                 explicit_order, merge_pairs)
+
+__all__ = ["BUILTIN_SCHEDULES", "FragmentInfo", "FragmentKind",
+           "ScheduleError", "ScheduleKind", "explicit_order", "merge_pairs"]
