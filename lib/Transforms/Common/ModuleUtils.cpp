@@ -2,6 +2,7 @@
 
 #include "mpmd/Transforms/Common/ModuleUtils.h"
 
+#include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
@@ -129,6 +130,36 @@ GreedyRewriteConfig mlir::mpmd::canonicalizeWithoutRegionSimplify() {
   GreedyRewriteConfig config;
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   return config;
+}
+
+bool mlir::mpmd::renameMeshSymbols(Operation *root,
+                                   const llvm::StringSet<> &meshSymbols,
+                                   StringRef to) {
+  MLIRContext *ctx = root->getContext();
+  bool renamed = false;
+  AttrTypeReplacer replacer;
+  replacer.addReplacement(
+      [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
+        if (!meshSymbols.contains(ref.getValue()))
+          return std::nullopt;
+        renamed = true;
+        return FlatSymbolRefAttr::get(ctx, to);
+      });
+  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
+                                        /*replaceLocs=*/false,
+                                        /*replaceTypes=*/false);
+  // The replacer sees discardable attributes only; ops JAX prints in generic
+  // form (sdy.sharding_constraint, sdy.manual_computation) keep their
+  // shardings in properties.
+  root->walk([&](Operation *op) {
+    Attribute properties = op->getPropertiesAsAttribute();
+    if (!properties)
+      return;
+    Attribute replaced = replacer.replace(properties);
+    if (replaced != properties)
+      (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
+  });
+  return renamed;
 }
 
 LogicalResult mlir::mpmd::checkNoRecursion(ArrayRef<func::FuncOp> roots,

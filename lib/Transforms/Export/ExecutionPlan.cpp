@@ -183,29 +183,7 @@ std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
       meshSymbols.insert(meshOp.getSymName());
     cloneReferencedFunctions(callee, parent, *module, builder);
   }
-  bool usesMesh = false;
-  AttrTypeReplacer replacer;
-  replacer.addReplacement(
-      [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
-        if (!meshSymbols.contains(ref.getValue()))
-          return std::nullopt;
-        usesMesh = true;
-        return FlatSymbolRefAttr::get(ctx, kMeshSymbol);
-      });
-  replacer.recursivelyReplaceElementsIn(*module, /*replaceAttrs=*/true,
-                                        /*replaceLocs=*/false,
-                                        /*replaceTypes=*/false);
-  // The replacer sees discardable attributes only; ops JAX prints in generic
-  // form (sdy.sharding_constraint, sdy.manual_computation) keep their
-  // shardings in properties.
-  module->walk([&](Operation *op) {
-    Attribute properties = op->getPropertiesAsAttribute();
-    if (!properties)
-      return;
-    Attribute replaced = replacer.replace(properties);
-    if (replaced != properties)
-      (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
-  });
+  bool usesMesh = renameMeshSymbols(*module, meshSymbols, kMeshSymbol);
   if (usesMesh && mesh) {
     builder.setInsertionPointToStart(module->getBody());
     sdy::MeshOp::create(builder, callee.getLoc(), kMeshSymbol,
@@ -284,7 +262,25 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
     if (auto call = dyn_cast<FragmentCallOp>(op)) {
       auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
           call, call.getCalleeAttr());
-      if (!programs.get(call.getCallee())) {
+      if (!callee)
+        return call.emitOpError() << "calls @" << call.getCallee()
+                                  << ", which is not a func.func";
+      // A specialization (mpmd-specialize-constant-args) runs its shared
+      // program with its constants.
+      ArrayAttr constants =
+          call->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
+      if (auto shared = callee->getAttrOfType<FlatSymbolRefAttr>(
+              MpmdDialect::kSpecializesAttrName)) {
+        constants =
+            callee->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
+        callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(call, shared);
+        if (!callee || !constants)
+          return call.emitOpError()
+                 << "calls @" << call.getCallee()
+                 << ", a specialization without its program or constants";
+      }
+      StringRef programName = callee.getSymName();
+      if (!programs.get(programName)) {
         // Donating pays off where a result reuses the buffer; other dying
         // arguments are only listed (the runtime frees them at last use).
         llvm::json::Array donated, donors;
@@ -294,7 +290,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
           else if (callee.getArgAttr(arg, "jax.buffer_donor"))
             donors.push_back(arg);
         }
-        programs[call.getCallee()] = llvm::json::Object{
+        programs[programName] = llvm::json::Object{
             {"mesh", call.getMeshName()},
             {"module",
              programModule(callee, topology.getMesh(call.getMeshName()))},
@@ -304,7 +300,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
             {"buffer_donors", std::move(donors)},
         };
       }
-      ++callCounts[call.getCallee()];
+      ++callCounts[programName];
       llvm::json::Array operandIds, resultIds, origins;
       for (Value operand : call.getOperands())
         operandIds.push_back(ids.lookup(operand));
@@ -319,7 +315,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
                                             user.getTransposeCount()});
       }
       llvm::json::Object step{{"op", "call"},
-                              {"program", call.getCallee()},
+                              {"program", programName},
                               {"mesh", call.getMeshName()},
                               {"inputs", std::move(operandIds)},
                               {"outputs", std::move(resultIds)},
@@ -331,8 +327,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         step["stage"] = stage.getInt();
       if (call->hasAttr("mpmd.weight_gradient"))
         step["weight_gradient"] = true;
-      if (auto constants = call->getAttrOfType<ArrayAttr>(
-              MpmdDialect::kConstantArgsAttrName)) {
+      if (constants) {
         llvm::json::Array values;
         for (Attribute constant : constants) {
           FailureOr<llvm::json::Object> value =

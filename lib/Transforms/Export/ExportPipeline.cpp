@@ -28,6 +28,12 @@ void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
   pm.addPass(createIssueTransfersEarlyPass());
   pm.addPass(createOutlineFragmentsPass());
   pm.addPass(createMarkDonationsPass());
+  // Last: calls pass every argument of their callee, as Shardy's dialect
+  // requires (shared programs keep their constants as arguments).
+  pm.addPass(createSpecializeConstantArgsPass());
+  // Every sharding names a declared sdy.mesh, as Shardy's dialect resolves
+  // them.
+  pm.addPass(createDeclareSdyMeshesPass());
 }
 
 namespace {

@@ -3,6 +3,11 @@
 // call passes its own. A large constant that differs keeps programs apart.
 // RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments | FileCheck %s
 // RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments -mpmd-print-execution-plan -o /dev/null | FileCheck %s --check-prefix=PLAN
+// mpmd-specialize-constant-args gives each call's constants a function, so
+// that every fragment_call passes all its callee's arguments (Shardy's rule);
+// the plan still runs the shared program with the constants.
+// RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments -mpmd-specialize-constant-args | FileCheck %s --check-prefix=SPEC
+// RUN: mpmd-opt %s -split-input-file -mpmd-outline-fragments -mpmd-specialize-constant-args -mpmd-print-execution-plan -o /dev/null | FileCheck %s --check-prefixes=PLAN,SPECPLAN
 
 !t = tensor<4x8xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4x8xf32>>
@@ -18,6 +23,22 @@
 // CHECK-NEXT: %[[ZERO:.*]] = stablehlo.constant dense<0> : tensor<i32>
 // CHECK-NEXT: stablehlo.dynamic_slice %arg0, %arg1, %[[ZERO]], sizes = [1, 8] : (tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
 
+// SPEC-LABEL: func.func @main
+// SPEC: mpmd.fragment_call<mesh="m1", origin=["f"]> @p0_f_fwd_calls0to1.c0(%arg0) {call_counter = 0 : ui32}
+// SPEC: mpmd.fragment_call<mesh="m1", origin=["f"]> @p0_f_fwd_calls0to1.c1(%arg0) {call_counter = 1 : ui32}
+// SPEC: mpmd.fragment_call<mesh="m1", origin=["g"]> @p1_g_fwd(%arg0)
+// SPEC: func.func private @p0_f_fwd_calls0to1(%arg0: tensor<4x8xf32>, %arg1: tensor<i32>) -> tensor<8xf32>
+// SPEC: func.func private @p0_f_fwd_calls0to1.c0(%arg0: tensor<4x8xf32>) -> tensor<8xf32> attributes {mesh_shape = #sdy.mesh<["x"=2]>, mpmd.constant_args = [dense<0> : tensor<i32>], mpmd.mesh = "m1", mpmd.specializes = @p0_f_fwd_calls0to1}
+// SPEC-NEXT: %[[C:.*]] = stablehlo.constant dense<0> : tensor<i32>
+// SPEC-NEXT: %[[R:.*]] = call @p0_f_fwd_calls0to1(%arg0, %[[C]]) : (tensor<4x8xf32>, tensor<i32>) -> tensor<8xf32>
+// SPEC-NEXT: return %[[R]]
+// SPEC: func.func private @p0_f_fwd_calls0to1.c1(%arg0: tensor<4x8xf32>) -> tensor<8xf32> attributes {{.*}}mpmd.constant_args = [dense<1> : tensor<i32>]
+// SPEC-NOT: mpmd.constant_args = [dense<1> : tensor<i32>]}
+
+// SPECPLAN-NOT: p0_f_fwd_calls0to1.c
+// SPECPLAN: "program": "p0_f_fwd_calls0to1"
+// SPECPLAN: "program": "p0_f_fwd_calls0to1"
+// SPECPLAN-NOT: p0_f_fwd_calls0to1.c
 // PLAN: "constants": [
 // PLAN-NEXT: {
 // PLAN-NEXT: "data": [

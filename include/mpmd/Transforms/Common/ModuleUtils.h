@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -21,6 +22,13 @@ namespace mlir::mpmd {
 /// body or does not end in func.return; and on any function of the module
 /// with an empty name (`@""`), which every pass refuses.
 FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
+
+/// Makes every reference in `root` and the ops nested in it (attributes
+/// and op properties: shardings, sharding constraints, manual computations)
+/// to a symbol named in `meshSymbols` refer to `to` instead. Returns whether
+/// any did.
+bool renameMeshSymbols(Operation *root, const llvm::StringSet<> &meshSymbols,
+                       StringRef to);
 
 /// Emits an error naming `what` unless `mesh` is in `topology`.
 LogicalResult checkMeshExists(TopologyAttr topology, StringRef mesh,

@@ -82,6 +82,42 @@ def MarkDonationsPass : Pass<"mpmd-mark-donations", "ModuleOp"> {
   }];
 }
 
+def SpecializeConstantArgsPass
+    : Pass<"mpmd-specialize-constant-args", "ModuleOp"> {
+  let summary = "Gives each call with constant arguments a function that passes them";
+  let description = [{
+    Outlining shares one program between fragments that differ only in small
+    constants (a microbatch's index into the stacked batch): the program
+    takes them as trailing arguments, and each call lists its values in
+    `mpmd.constant_args`. Shardy:MPMD's dialect requires a fragment_call to
+    pass every argument of its callee, so each distinct (program, constants)
+    pair gets a private function of its own, `@<program>.c<k>`, that takes
+    the call's operands, makes the constants and calls the program. It
+    carries `mpmd.specializes = @<program>` and the constants
+    (`mpmd.constant_args`): the execution plan still compiles the shared
+    program once and passes the constants. Runs last in `mpmd-export`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::stablehlo::StableHloDialect"];
+}
+
+def DeclareSdyMeshesPass : Pass<"mpmd-declare-sdy-meshes", "ModuleOp"> {
+  let summary = "Declares the sdy.mesh each sharding of the exported program names";
+  let description = [{
+    Shardings inside the compiler name their mesh by the mesh tensor's mesh
+    or the fragment's, not by a declared symbol. Shardy:MPMD's dialects
+    resolve every `#sdy.sharding<@name, ...>` against a module-level
+    `sdy.mesh @name`. Each distinct mesh shape of the topology gets one
+    symbol: `@mesh` for the first (all of them when the meshes are alike,
+    as Shardy writes it), `@mesh_<mesh name>` for other shapes, reusing a
+    declaration of the same shape already there. Mesh tensor types in the
+    entry functions, and every sharding of a program function (its
+    boundary, constraints and manual computations inside), then name the
+    symbol of their mesh; declarations nothing refers to any more are
+    dropped. Runs last in `mpmd-export`.
+  }];
+}
+
 def PrintExecutionPlanPass : Pass<"mpmd-print-execution-plan", "ModuleOp"> {
   let summary = "Prints the execution plan of an exported program as JSON";
   let description = [{

@@ -30,6 +30,11 @@ def Mpmd_Dialect : Dialect {
     /// of one program, e.g. a microbatch index, into arguments).
     static constexpr ::llvm::StringLiteral kConstantArgsAttrName =
         "mpmd.constant_args";
+    /// Discardable attribute on a function made by
+    /// mpmd-specialize-constant-args: the program it calls with the
+    /// constants of its own `mpmd.constant_args`.
+    static constexpr ::llvm::StringLiteral kSpecializesAttrName =
+        "mpmd.specializes";
   private:
     void registerAttributes();
     void registerTypes();
