@@ -257,6 +257,15 @@ def test_a_mesh_of_the_wrong_shape(shape, axes, given):
         compile_module(load("zero_bubble_h1_split_3meshes")[0], topology)
 
 
+def test_meshes_that_share_devices():
+    topology = topology_of(CASES["1f1b_fori_4meshes"])
+    topology["mesh3"] = Mesh(topology["mesh1"].devices, ("data",))
+    with pytest.raises(ModuleError, match=re.escape(
+            "meshes 'mesh1' and 'mesh3' of the topology share device 2; "
+            "each device belongs to one mesh of the module")):
+        compile_module(load("1f1b_fori_4meshes")[0], topology)
+
+
 def test_a_topology_that_is_not_meshes():
     text = load("gpipe_call_2meshes_tp")[0]
     with pytest.raises(ModuleError, match="takes the topology as a mapping "
@@ -375,6 +384,24 @@ def test_a_module_without_a_topology_is_not_exported():
             "compile_module: the module is not an exported MPMD module: no "
             "func.func has a 'topology' attribute")):
         compile_module(WITHOUT_TOPOLOGY, two_meshes())
+
+
+def test_what_the_runtime_does_not_run_yet_says_so():
+    token = """
+module {
+  func.func public @main(%arg0: !stablehlo.token,
+                         %arg1: !mpmd.mesh_tensor<"m1", tensor<4xf32>>)
+      -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+      attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+    return %arg1 : !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+  }
+}
+"""
+    with pytest.raises(mpmd.CompilerError, match=re.escape(
+            "compile_module: not supported yet: argument 0 of @main is a "
+            "!stablehlo.token")) as raised:
+        compile_module(token, {"m1": two_meshes()["m1"]})
+    assert "not an exported" not in str(raised.value)
 
 
 def test_text_that_does_not_parse():

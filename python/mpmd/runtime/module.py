@@ -38,8 +38,8 @@ __all__ = ["CompiledModule", "ModuleError", "ModuleInputError",
 
 class ModuleError(MpmdError, ValueError):
     """The module or the topology given to `compile_module` cannot run as
-    given (a mesh missing or of another shape, a topology that is not a
-    mapping of meshes)."""
+    given (a mesh missing or of another shape, meshes sharing devices, a
+    topology that is not a mapping of meshes)."""
 
 
 class ModuleInputError(ModuleError):
@@ -70,8 +70,9 @@ def compile_module(text: str, topology: Mapping[str, Mesh], *,
     `topology` maps every mesh name of the module's topology to a
     `jax.sharding.Mesh` with the declared axis names and sizes, in order
     (`<"m1" : <["data"=2, "model"=2]>>` takes `Mesh(devices.reshape(2, 2),
-    ("data", "model"))`); other meshes in it are ignored. `source_name`
-    names the text in the compiler's messages.
+    ("data", "model"))`), no two of them sharing a device; other meshes
+    in it are ignored. `source_name` names the text in the compiler's
+    messages.
 
     Raises `CompilerError` when the compiler cannot read the module or
     build its plan (its diagnostics name the op), `ModuleError` when the
@@ -123,10 +124,13 @@ def _refused(error: CompilerError) -> CompilerError:
         return CompilerError(f"compile_module: {error.summary}",
                              error.diagnostics, notes=error.notes)
     where = f" (at {first.location})" if first.location else ""
+    notes: list[str] = []
     if error.summary.startswith("failed to parse"):
         headline = (f"compile_module: the module does not parse or verify: "
                     f"{first.message}{where}")
-        notes: list[str] = []
+    elif first.message.startswith("not supported yet"):
+        # An exported module using what the runtime does not run yet.
+        headline = f"compile_module: {first.message}{where}"
     else:
         headline = (f"compile_module: the module is not an exported MPMD "
                     f"module: {first.message}{where}")
@@ -193,6 +197,17 @@ def _module_meshes(plan: ExecutionPlan,
                 f"{_declared(spec)}: give a Mesh of shape {shape} with axis "
                 f"names {axis_names}")
         meshes[spec.name] = mesh
+    # A transfer between meshes on the same devices may hand over the very
+    # buffers a program of either mesh then donates.
+    owner: dict[int, str] = {}
+    for name, mesh in meshes.items():
+        for device in mesh.devices.flat:
+            if device.id in owner:
+                raise ModuleError(
+                    f"meshes {owner[device.id]!r} and {name!r} of the "
+                    f"topology share device {device.id}; each device "
+                    "belongs to one mesh of the module")
+            owner[device.id] = name
     return meshes
 
 
