@@ -21,15 +21,15 @@ import jax
 from mpmd import diagnostics
 from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
                            ScheduleKind, schedule_kind_spellings)
-from mpmd.config import (ConfigError, MpmdConfig, is_pipeline_schedule,
-                         split_memory_kind)
+from mpmd.config import (AssignmentError, ConfigError, MpmdConfig,
+                         is_pipeline_schedule, split_memory_kind)
 from mpmd.errors import MpmdError
 from mpmd.runtime.executor import require_memory_kind
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.schedules.rules import to_mpmd
 
 __all__ = ["add_topology", "flat_io_assignment", "memory_kinds", "partition",
-           "unassigned_message", "warning_at_user"]
+           "unassigned_message", "warn_moved_arguments", "warning_at_user"]
 
 
 def flat_io_assignment(spec: Any, tree: Any, count: int,
@@ -163,14 +163,70 @@ def add_topology(module: Any, topology: str) -> Any:
     raise MpmdError("JAX's lowered module has no public entry function")
 
 
+def named_computation_nesting(module: Any) -> tuple[set[str],
+                                                    list[tuple[str, str]]]:
+    """The names of the named computations of JAX's `module` (a
+    builtin.module op) that are not inside another one, and a (name, name
+    of the one around it) pair for each that is."""
+    from jax.extend.mlir.dialects import mpmd as mpmd_dialect  # noqa: PLC0415
+
+    top: set[str] = set()
+    nested: list[tuple[str, str]] = []
+
+    def visit(op: Any, parent: str | None) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    inner = inner.operation
+                    if inner.name != "mpmd.named_computation":
+                        visit(inner, parent)
+                        continue
+                    name = mpmd_dialect.UserOriginAttr(
+                        inner.attributes["origin"]).user_name
+                    if parent is None:
+                        top.add(name)
+                    else:
+                        nested.append((name, parent))
+                    visit(inner, name)
+
+    visit(module.operation if hasattr(module, "operation") else module, None)
+    return top, nested
+
+
+def check_nesting(nested: Sequence[tuple[str, str]],
+                  assignment: Any) -> None:
+    """A named computation nested in another is assigned to the same mesh
+    and stage, or not at all (it is then part of the one around it);
+    otherwise AssignmentError (Shardy's words first)."""
+    for name, parent in nested:
+        if name not in assignment or parent not in assignment or \
+                assignment[name] == assignment[parent]:
+            continue
+        (mesh, stage), (parent_mesh, parent_stage) = (assignment[name],
+                                                      assignment[parent])
+
+        def where(mesh: str, stage: int | None) -> str:
+            return repr(mesh) if stage is None else \
+                f"{mesh!r} (stage {stage})"
+
+        raise AssignmentError(
+            f"NamedComputation {name!r} is nested in a NamedComputation "
+            f"{parent!r} which has a different mesh or stage assignment: "
+            f"{name!r} is assigned to {where(mesh, stage)}, {parent!r} to "
+            f"{where(parent_mesh, parent_stage)}. Assign both alike, leave "
+            f"{name!r} out of the assignment (it then runs in {parent!r}), "
+            "or call it outside")
+
+
 def unassigned_message(missing: Sequence[str], unused: Sequence[str],
                        mesh: str) -> str:
     """Why lowering stops at a named computation no mesh was given: with
     the assignment keys that match nothing (a typo?) where there are
     some."""
     name = missing[0]
-    text = (f"named_computation {name!r} is not assigned to a mesh; add it "
-            f"to the assignment, e.g. {{{name!r}: {mesh!r}}}")
+    text = (f"Top-level NamedComputation {name!r} is not assigned to a mesh "
+            "in the user-defined named-to-mesh assignment; add it to the "
+            f"assignment, e.g. {{{name!r}: {mesh!r}}}")
     if unused:
         text += (f". The assignment's {', '.join(map(repr, unused))} match"
                  f"{'es' if len(unused) == 1 else ''} no name of the program")
@@ -199,3 +255,32 @@ def warning_at_user(function: Callable[..., Any], *args: Any) -> Any:
                 continue
             seen.add(text)
             diagnostics.warn(text, record.category)
+
+
+def warn_moved_arguments(plan: Any, committed: Sequence[tuple[int, str]],
+                         paths: Sequence[str]) -> None:
+    """Warns, once per argument, when an array committed to a mesh is read
+    only on other meshes: arguments move to the meshes that use them, so
+    the program copies it there at every call."""
+    from mpmd.runtime.plan import CallStep, TransferStep  # noqa: PLC0415
+
+    for index, mesh in committed:
+        read_here = False
+        targets: list[str] = []
+        for step in plan.steps:
+            if isinstance(step, CallStep) and index in step.inputs:
+                read_here |= step.mesh == mesh
+            elif isinstance(step, TransferStep) and step.input == index:
+                if step.target != mesh and step.target not in targets:
+                    targets.append(step.target)
+        if read_here or not targets:
+            continue
+        where = ", ".join(repr(t) for t in targets)
+        diagnostics.warn(
+            f"argument {paths[index]} is committed to mesh {mesh!r}, but only "
+            f"{'mesh' if len(targets) == 1 else 'meshes'} {where} "
+            f"{'uses' if len(targets) == 1 else 'use'} it: the program moves "
+            f"it there at every call; put it on {targets[0]!r} "
+            "(jax.device_put with a NamedSharding of that mesh) to save the "
+            "copy")
+

@@ -32,8 +32,9 @@ from jax.sharding import Mesh, NamedSharding
 
 from mpmd import arguments, diagnostics, lowering
 from mpmd.compiler import Partitioner
-from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
-                         mesh_names, split_memory_kind)
+from mpmd.config import (AssignmentError, ConfigError,
+                         FunctionIOMeshAssignment, MpmdConfig, mesh_names,
+                         split_memory_kind)
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.runtime import processes
 from mpmd.runtime.executor import (PlanExecutor, require_memory_kind,
@@ -506,7 +507,7 @@ class MpmdFunction:
     def __init__(self, fn: Callable, config: MpmdConfig,
                  static_argnums: Sequence[int] | int = (),
                  in_shardings: Any = None, out_shardings: Any = None,
-                 donate_argnums: Sequence[int] | int = ()):
+                 donate_argnums: Sequence[int] | int | None = ()):
         if not isinstance(config, MpmdConfig):
             raise ConfigError("mpmd.jit needs a config from mpmd.make_config,"
                               f" got {type(config).__name__}")
@@ -517,7 +518,7 @@ class MpmdFunction:
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
         self.donate_argnums = ((donate_argnums,) if isinstance(
-            donate_argnums, int) else tuple(donate_argnums))
+            donate_argnums, int) else tuple(donate_argnums or ()))
         self._cache: dict[Any, Compiled] = {}
         # The last program called and its argument structure: a call whose
         # arrays are already laid out as its inputs runs it without
@@ -595,10 +596,14 @@ class MpmdFunction:
         partitioner = Partitioner(text, source_name="<jax>")
         computations, tensors = map(set, partitioner.named_ops())
         unused = sorted(set(self.config.assignment) - computations - tensors)
-        missing = sorted(computations - set(self.config.assignment))
+        # A nested named computation left out of the assignment is part of
+        # the one around it.
+        top_level, nested = lowering.named_computation_nesting(module)
+        missing = sorted(top_level - set(self.config.assignment))
         if missing:
-            raise ConfigError(lowering.unassigned_message(
+            raise AssignmentError(lowering.unassigned_message(
                 missing, unused, self.config.mesh_names[0]))
+        lowering.check_nesting(nested, self.config.assignment)
         for name in sorted(self.config.assignment):
             mesh, kind = split_memory_kind(self.config.assignment[name][0])
             if kind in (None, "device"):
@@ -617,18 +622,21 @@ class MpmdFunction:
                 f"assignment entry {name!r} matches no named_computation or "
                 "named_tensor of the program"
                 + diagnostics.did_you_mean(name, computations | tensors))
-        inputs = {i: p.mesh for i, p in in_placements.items()}
-        outputs = {i: p.mesh for i, p in out_placements.items()}
+        inputs = {i: p.mesh for i, p in in_placements.items()
+                  if p.mesh is not None}
+        outputs = {i: p.mesh for i, p in out_placements.items()
+                   if p.mesh is not None}
+        # Arguments whose committed sharding chose their mesh.
+        committed = [(i, p.mesh) for i, p in sorted(in_placements.items())
+                     if i not in assigned_in and p.mesh is not None
+                     and isinstance(leaves[i], (jax.Array,
+                                                jax.ShapeDtypeStruct))]
         traced_at = time.perf_counter()
         try:
             mpmd_text, plan_json = lowering.warning_at_user(
                 lowering.partition, self.config, partitioner, inputs, outputs,
                 kinds_in, kinds_out)
         except CompilerError as error:
-            committed = [(i, p.mesh) for i, p in sorted(in_placements.items())
-                         if i not in assigned_in
-                         and isinstance(leaves[i], (jax.Array,
-                                                    jax.ShapeDtypeStruct))]
             raise diagnostics.retell(
                 error, arguments=paths,
                 results=["result" + arguments.path_text(path)
@@ -636,6 +644,7 @@ class MpmdFunction:
                 committed=committed) from None
         partitioned = time.perf_counter()
         plan = ExecutionPlan.from_json(plan_json)
+        lowering.warn_moved_arguments(plan, committed, paths)
         lowered_mpmd = Lowered(self.config, mpmd_text, plan, in_tree,
                                out_tree, text, static, module)
         lowered_mpmd.argument_paths = paths
@@ -687,7 +696,7 @@ class MpmdFunction:
 def jit(fn: Callable, config: MpmdConfig | None = None, *,
         in_shardings: Any = None, out_shardings: Any = None,
         static_argnums: Sequence[int] | int = (),
-        donate_argnums: Sequence[int] | int = (),
+        donate_argnums: Sequence[int] | int | None = (),
         keep_unused: bool = True, override_func_name: str | None = None,
         mpmd_config: MpmdConfig | None = None) -> MpmdFunction:
     """Partitions `fn` into an MPMD program according to `config`

@@ -150,48 +150,109 @@ def adam_config(**options):
         partitioning_options={"pipeline_schedule": "1f1b", **options})
 
 
-def test_missing_transfer_is_told_in_python_terms():
-    """Without infer_transfers, Adam's step count is needed on every mesh:
-    the error names its pytree path and the Python options, and keeps the
-    compiler's text as a note."""
+def test_adam_without_infer_transfers():
+    """Adam's step count is an argument used on every mesh: arguments move
+    to the meshes that use them (as in Shardy:MPMD), so the loop needs no
+    infer_transfers."""
     optimizer = optax.adam(1e-2)
     params = init_params()
     f = mpmd.jit(make_step(optimizer), adam_config())
+    state = optimizer.init(params)
+    p, o, loss = f(params, state, *data())
+    rp, ro, ref_loss = jax.jit(make_step(optimizer))(params, state, *data())
+    np.testing.assert_allclose(loss, ref_loss, rtol=1e-5)
+    for actual, expected in zip(jax.tree.leaves(p), jax.tree.leaves(rp)):
+        np.testing.assert_allclose(np.asarray(actual), np.asarray(expected),
+                                   rtol=2e-5, atol=1e-6)
+
+
+def between_meshes(params, x):
+    """layer0 on m0, a nameless op, layer1 on m1: the op's value must cross
+    between the meshes."""
+    h = mpmd.named_computation(layer, name="layer0")(params["layer0"], x)
+    h = jnp.sqrt(jnp.abs(h))
+    return mpmd.named_computation(layer, name="layer1")(params["layer1"], h)
+
+
+def two_layer_config(**options):
+    return mpmd.make_config(
+        dict(list(meshes().items())[:2]),
+        {"layer0": ("m0", 0), "layer1": ("m1", 1)},
+        partitioning_options=options)
+
+
+def test_missing_transfer_is_told_in_python_terms():
+    """The compiler's diagnostic, retold: the Python option that fixes it,
+    the user's line, and the compiler's own words kept as a note."""
+    params = {k: v for k, v in init_params().items()
+              if k in ("layer0", "layer1")}
+    x = jnp.ones((4, DIM))
     with pytest.raises(mpmd.CompilerError) as caught:
-        f.lower(params, optimizer.init(params), *data())
+        mpmd.jit(between_meshes, two_layer_config()).lower(params, x)
     text = str(caught.value)
     headline = text.splitlines()[0]
-    assert headline.startswith("argument opt_state[0].count is used on"), text
+    # Worded as Shardy:MPMD words it, then ours.
+    assert headline.startswith("Mesh assignment is not possible for op as "
+                               'it is used in {"m1"} but it can only be '
+                               'placed on {"m0"}'), headline
     assert 'partitioning_options={"infer_transfers": True}' in headline
-    assert "input_mesh_assignment" in headline
     assert "infer-transfers=true" not in headline
+    assert f"(at {__file__}:" in headline  # the user's line
     assert "note: the compiler said:" in text
-    # The compiler's own words, flat index and all, are kept below.
-    assert re.search(r"error: argument \d+ of @\w+ is used on", text)
+    assert "Set infer-transfers=true" in text  # the compiler's own words
+    # With the option it partitions and trains like jax.jit.
+    lowered = mpmd.jit(between_meshes, two_layer_config(
+        infer_transfers=True)).lower(params, x)
+    np.testing.assert_allclose(lowered.compile()(params, x),
+                               jax.jit(between_meshes)(params, x), rtol=1e-5)
+
+
+def test_flat_indices_become_pytree_paths():
+    """A diagnostic about a flat argument or result names its pytree path
+    and the Python spelling of the options it mentions."""
+    from mpmd import diagnostics
+    from mpmd.errors import Diagnostic
+
+    error = mpmd.CompilerError("partitioning failed", [Diagnostic(
+        "error", "", "argument 8 of @main is used on {\"m0\", \"m1\"}; set "
+        "infer-transfers=true, or assign it with input-assignment=8=MESH; "
+        "result 1 of @main is unplaced; see output-assignment")])
+    paths = [f"args[{i}]" for i in range(8)] + ["opt_state[0].count"]
+    retold = diagnostics.retell(error, arguments=paths,
+                                results=["result[0]", "result[1]['w']"],
+                                committed=[(8, "m0")])
+    headline = str(retold).splitlines()[0]
+    assert headline.startswith("argument opt_state[0].count is used on")
+    assert 'partitioning_options={"infer_transfers": True}' in headline
+    assert "input_mesh_assignment (a mesh for opt_state[0].count)" in headline
+    assert "result result[1]['w'] is unplaced" in headline
+    assert "output_mesh_assignment" in headline
+    lines = str(retold).splitlines()
+    assert lines[1] == ("note: 1 argument is on the mesh its committed "
+                        "sharding names (opt_state[0].count on 'm0'); put "
+                        "each on the mesh that uses it, or pass host data and "
+                        "let mesh inference place it")
+    assert lines[2] == "note: the compiler said:"
+    assert "argument 8 of @main" in lines[3]
 
 
 def test_committed_arguments_note_names_few():
-    """Arguments committed to meshes are listed after the diagnostic: a
-    few names and the count, not all of them."""
-    optimizer = optax.adam(1e-2)
+    """Arguments committed to meshes are listed after the diagnostic: the
+    ones it concerns or a few, and the count, not all of them."""
     topology = meshes()
     params = jax.tree_util.tree_map_with_path(
         lambda path, x: jax.device_put(x, jax.sharding.NamedSharding(
             topology[f"m{layer_of(jax.tree_util.keystr(path))}"],
             jax.sharding.PartitionSpec())), init_params())
-    state = optimizer.init(params)
-    # The step count committed to m0 as well.
-    state = (state[0]._replace(count=jax.device_put(
-        state[0].count, jax.sharding.NamedSharding(
-            topology["m0"], jax.sharding.PartitionSpec()))), *state[1:])
-    f = mpmd.jit(make_step(optimizer), adam_config())
+    params = {k: v for k, v in params.items() if k in ("layer0", "layer1")}
     with pytest.raises(mpmd.CompilerError) as caught:
-        f.lower(params, state, *data())
+        mpmd.jit(between_meshes, two_layer_config()).lower(
+            params, jnp.ones((4, DIM)))
     lines = str(caught.value).splitlines()
     note = next(line for line in lines if "committed sharding" in line)
-    committed = len(jax.tree.leaves((params, state)))
-    assert note.startswith(f"note: {committed} arguments are on the mesh")
-    assert "more" in note and note.count(" on '") <= 3, note
+    assert note.startswith("note: 4 arguments are on the mesh their "
+                           "committed sharding names (")
+    assert note.count(" on '") == 3 and "and 1 more" in note, note
     # The diagnostic comes first.
     assert lines.index(note) > 0 and "committed" not in lines[0]
 

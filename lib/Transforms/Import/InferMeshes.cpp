@@ -221,8 +221,8 @@ private:
   /// where computing it moves the fewest bytes.
   unsigned home(Value value) {
     MeshSet set = src.lookup(value);
-    if (!set.empty())
-      return set.first().value_or(0);
+    if (!set.empty() && !set.isAny)
+      return *set.first();
     auto [it, inserted] = homes.try_emplace(value, 0);
     if (inserted)
       it->second = cheapestMesh({value});
@@ -279,20 +279,32 @@ private:
   }
 
   /// Bytes that must move to `mesh` for `value` to be there: none where it
-  /// exists; for a value computed from others, the cheaper of moving it
-  /// and computing it there from its inputs (its inputs on several meshes:
-  /// only the latter). An estimate: inputs shared by several paths count
-  /// once per path.
+  /// is (a mesh tensor's mesh and the meshes it was transferred to; host
+  /// data goes wherever it is needed); for a value computed from others,
+  /// the cheaper of moving it and computing it there from its inputs (its
+  /// inputs on several meshes: only the latter). An estimate: inputs shared
+  /// by several paths count once per path.
   uint64_t bytesToHave(Value value, unsigned mesh, unsigned depth = 0) {
+    if (value.getDefiningOp<UnassignOp>()) {
+      auto members = classMembers.find(value);
+      bool there = members != classMembers.end() &&
+                   members->second.count(mesh);
+      return there ? 0 : byteSize(value);
+    }
+    if (isa<BlockArgument>(value))
+      return 0;
     auto found = src.find(value);
     bool known = found != src.end() && !found->second.empty();
-    if (known && found->second.contains(mesh))
+    // "Any mesh" may only mean "made of arguments that move": look further.
+    if (known && !found->second.isAny && found->second.contains(mesh))
       return 0;
     auto key = std::make_pair(value, mesh);
     if (auto cached = costs.find(key); cached != costs.end())
       return cached->second;
     Operation *def = value.getDefiningOp();
     bool computed = def && isNameless(*def) && !isMovingIdentity(*def);
+    if (!computed && known && found->second.isAny)
+      return 0; // broadcast and reduce results are made where needed
     uint64_t cost = byteSize(value);
     if (computed && depth < kMaxCostDepth) {
       uint64_t fromInputs = 0;
@@ -342,6 +354,13 @@ private:
     return success();
   }
 
+  /// The value a chain of transfers starts from.
+  static Value rootOf(Value meshTensor) {
+    while (auto transfer = meshTensor.getDefiningOp<TransferOp>())
+      meshTensor = transfer.getTensor();
+    return meshTensor;
+  }
+
   /// Meshes holding the value of mesh tensor `value` (the mesh it is on and
   /// those it was transferred to or from), with one mesh tensor per mesh.
   void collectTransferClass(Value value,
@@ -372,6 +391,11 @@ private:
         MeshSet set = MeshSet::none(numMeshes());
         for (auto &[mesh, member] : members)
           set.bits.set(mesh);
+        // A function argument moves to any mesh that uses it (Shardy:MPMD's
+        // rule too: an argument's src set is its use set); only values
+        // computed on a mesh stay where they are.
+        if (isa<BlockArgument>(rootOf(unassign.getTensor())))
+          set = MeshSet::any();
         src[unassign.getResult()] = set;
         continue;
       }
@@ -536,27 +560,53 @@ private:
   /// fewer bytes. A squared norm of one mesh's gradient needed on every
   /// mesh is computed once and the scalar sent, not the gradient.
   void chooseWhereComputed(Operation &op, const MeshSet &uses) {
-    if (op.getNumResults() == 0)
+    if (op.getNumResults() == 0 || uses.empty())
       return;
     MeshSet sources = src.lookup(op.getResult(0));
-    if (sources.empty() || sources.isAny || uses.isSubsetOf(sources))
+    if (sources.empty() || (!sources.isAny && uses.isSubsetOf(sources)))
       return;
-    MeshSet here = uses;
-    here.intersect(sources);
-    if (here.empty())
-      here = singleton(*sources.first());
+    // What computing it on each mesh would move there.
+    auto cloneCostOn = [&](unsigned mesh) {
+      uint64_t cost = 0;
+      for (Value input : externalInputs(&op))
+        if (!(absorbsConstants(op) && isAbsorbedConstant(input)))
+          cost += bytesToHave(input, mesh);
+      return cost;
+    };
     uint64_t resultBytes = 0;
     for (Value result : op.getResults())
       resultBytes += byteSize(result);
-    uint64_t moveCost = 0, cloneCost = 0;
+    // Computed where nothing moves (or, failing that, where the least
+    // does), and sent from there to the other meshes that need it.
+    MeshSet here = MeshSet::none(numMeshes());
+    uint64_t cloneCost = 0;
     for (unsigned mesh : uses.bits.set_bits()) {
-      if (here.contains(mesh))
-        continue;
-      moveCost += resultBytes;
-      for (Value input : externalInputs(&op))
-        if (!(absorbsConstants(op) && isAbsorbedConstant(input)))
-          cloneCost += bytesToHave(input, mesh);
+      uint64_t cost = cloneCostOn(mesh);
+      cloneCost += cost;
+      if (cost == 0)
+        here.bits.set(mesh);
     }
+    uint64_t moveCost = 0;
+    if (here.empty()) {
+      std::optional<unsigned> best;
+      uint64_t bestCost = 0;
+      for (unsigned mesh = 0; mesh < numMeshes(); ++mesh) {
+        if (!sources.contains(mesh))
+          continue;
+        uint64_t cost = cloneCostOn(mesh);
+        if (!best || cost < bestCost) {
+          best = mesh;
+          bestCost = cost;
+        }
+      }
+      if (!best)
+        return;
+      here = singleton(*best);
+      moveCost = bestCost;
+    }
+    for (unsigned mesh : uses.bits.set_bits())
+      if (!here.contains(mesh))
+        moveCost += resultBytes;
     if (moveCost < cloneCost)
       computedOn[&op] = here;
   }
@@ -603,11 +653,20 @@ private:
                                            : MeshSet::any();
       if (uses.isSubsetOf(sources))
         continue;
-      InFlightDiagnostic diag = op.emitOpError();
-      diag << "needs a transfer that mesh inference may not add: it is used "
-              "on "
-           << format(uses) << " (its use set) but its operands are all "
-           << "available only on " << format(sources) << " (its src set)";
+      // Worded as Shardy:MPMD words it (its tests match the opening), then
+      // the sets and the way out.
+      InFlightDiagnostic diag = op.emitError();
+      if (sources.empty())
+        diag << "Mesh assignment is not possible for op as its operands are "
+                "on conflicting meshes: '"
+             << op.getName() << "' is used on " << format(uses)
+             << ", and bringing its operands together needs a transfer that "
+                "mesh inference may not add";
+      else
+        diag << "Mesh assignment is not possible for op as it is used in "
+             << format(uses) << " but it can only be placed on "
+             << format(sources) << ": '" << op.getName()
+             << "' needs a transfer that mesh inference may not add";
       for (auto [index, input] : llvm::enumerate(externalInputs(&op)))
         diag << (index == 0 ? "; " : ", ") << "input " << index
              << " is available on " << format(src.lookup(input));
@@ -625,20 +684,8 @@ private:
               "mpmd_infer_cross_mesh_reductions)";
       return diag;
     }
-    // Values used on a mesh where they do not exist, with no op in between.
-    for (BlockArgument arg : block.getArguments()) {
-      if (isa<MeshTensorType>(arg.getType()))
-        continue;
-      MeshSet uses = use.lookup(arg);
-      if (uses.bits.count() > 1)
-        return func.emitError()
-               << "argument " << arg.getArgNumber() << " of @"
-               << func.getSymName() << " is used on " << format(uses)
-               << " but an argument lives on one mesh; set "
-                  "infer-transfers=true to copy it to the others, or assign "
-                  "it with input-assignment="
-               << arg.getArgNumber() << "=MESH and use it on that mesh only";
-    }
+    // Values used on a mesh where they do not exist, with no op in between
+    // (arguments move to every mesh that uses them).
     for (Operation &op : block) {
       auto unassign = dyn_cast<UnassignOp>(op);
       if (!unassign)
@@ -689,6 +736,13 @@ private:
     return OpBuilder::atBlockBegin(&block);
   }
 
+  /// A mesh tensor made by an assign of a nameless value (a named tensor of
+  /// a constant, say) is, once that assign is rewritten, what replaced it.
+  Value resolved(Value meshTensor) {
+    Value replacement = replacedAssigns.lookup(meshTensor);
+    return replacement ? replacement : meshTensor;
+  }
+
   FailureOr<Value> meshValue(Value value, unsigned mesh) {
     auto key = std::make_pair(value, mesh);
     if (Value known = meshValues.lookup(key))
@@ -697,10 +751,11 @@ private:
     if (auto unassign = value.getDefiningOp<UnassignOp>()) {
       auto &members = classMembers[value];
       if (Value member = members.lookup(mesh)) {
+        member = resolved(member);
         hoistTransfer(member);
         result = member;
       } else {
-        Value source = unassign.getTensor();
+        Value source = resolved(unassign.getTensor());
         OpBuilder builder = builderAfter(source);
         result = createTransfer(source, mesh, builder);
       }
@@ -875,6 +930,7 @@ private:
           replacement = TransferOp::create(builder, assign.getLoc(),
                                            assign.getType(), replacement);
         }
+        replacedAssigns[assign.getResult()] = replacement;
         assign.replaceAllUsesWith(replacement);
         toErase.push_back(assign);
       } else if (auto broadcast = dyn_cast<BroadcastOp>(op)) {
@@ -919,6 +975,7 @@ private:
   llvm::DenseMap<std::pair<Value, unsigned>, Value> meshValues;
   llvm::DenseMap<Value, unsigned> argMeshes;
   llvm::DenseMap<Value, unsigned> homes;
+  llvm::DenseMap<Value, Value> replacedAssigns;
   llvm::DenseMap<std::pair<Value, unsigned>, uint64_t> costs;
   llvm::DenseMap<Operation *, MeshSet> computedOn;
   llvm::SmallPtrSet<Operation *, 16> hoisted;

@@ -64,11 +64,18 @@ func.func @existing_transfer(%arg0: !m1) -> !m2
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
 !m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
 
+// Values computed on m1 and m2 (arguments would move freely).
 func.func @needs_transfer(%arg0: !m1, %arg1: !m2) -> !m2
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
-  %0 = mpmd.unassign %arg0 : (!m1) -> !t
-  %1 = mpmd.unassign %arg1 : (!m2) -> !t
-  // expected-error @+1 {{'stablehlo.add' op needs a transfer that mesh inference may not add: it is used on {"m2"} (its use set) but its operands are all available only on {} (its src set); input 0 is available on {"m1"}, input 1 is available on {"m2"}. Set infer-transfers=true}}
+  %a = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %b = mpmd.fragment<mesh="m2", origin=["g"]> (%arg1) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %0 = mpmd.unassign %a : (!m1) -> !t
+  %1 = mpmd.unassign %b : (!m2) -> !t
+  // expected-error @+1 {{Mesh assignment is not possible for op as its operands are on conflicting meshes: 'stablehlo.add' is used on {"m2"}, and bringing its operands together needs a transfer that mesh inference may not add; input 0 is available on {"m1"}, input 1 is available on {"m2"}. Set infer-transfers=true}}
   %2 = stablehlo.add %0, %1 : !t
   %3 = mpmd.assign %2 : (!t) -> !m2
   func.return %3 : !m2
@@ -84,8 +91,11 @@ func.func @needs_transfer(%arg0: !m1, %arg1: !m2) -> !m2
 // in between, is reported on the read.
 func.func @leaf_needs_transfer(%arg0: !m1) -> !m2
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %a = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
   // expected-error @+1 {{'mpmd.unassign' op reads a value that exists on {"m1"} but is used on {"m2"} with no computation in between}}
-  %0 = mpmd.unassign %arg0 : (!m1) -> !t
+  %0 = mpmd.unassign %a : (!m1) -> !t
   %1 = mpmd.assign %0 : (!t) -> !m2
   func.return %1 : !m2
 }
@@ -96,7 +106,12 @@ func.func @leaf_needs_transfer(%arg0: !m1) -> !m2
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
 !m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
 
-// expected-error @+1 {{argument 0 of @shared_parameter is used on {"m1", "m2"} but an argument lives on one mesh; set infer-transfers=true to copy it to the others, or assign it with input-assignment=0=MESH}}
+// An argument used on two meshes lives on the first and is copied to the
+// other: arguments move to the meshes that use them (Shardy's rule too).
+// CHECK-LABEL: func.func @shared_parameter
+// CHECK-SAME: (%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>)
+// CHECK: %[[T:.*]] = mpmd.transfer %arg0 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+// CHECK: return %arg0, %[[T]]
 func.func @shared_parameter(%arg0: !t) -> (!m1, !m2)
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
   %0 = mpmd.assign %arg0 : (!t) -> !m1
@@ -160,11 +175,15 @@ func.func @memory_kind_output(%arg0: !m1) -> !mpmd.mesh_tensor<"m1", tensor<4xf3
 // CHECK-LABEL: func.func @broadcast_and_reduce
 func.func @broadcast_and_reduce(%arg0: !m1, %arg1: !m2) -> (!m2, !m2)
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
-  %0 = mpmd.unassign %arg0 : (!m1) -> !t
+  // CHECK: %[[A:.*]] = mpmd.fragment<mesh="m1", origin=["f"]>
+  %a = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %0 = mpmd.unassign %a : (!m1) -> !t
   %1 = mpmd.unassign %arg1 : (!m2) -> !t
-  // CHECK: %[[B:.*]] = mpmd.transfer %arg0 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+  // CHECK: %[[B:.*]] = mpmd.transfer %[[A]] : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
   %2 = mpmd.broadcast %0 : !t
-  // CHECK: %[[R:.*]] = mpmd.transfer %arg0 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+  // CHECK: %[[R:.*]] = mpmd.transfer %[[A]] : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>>
   // CHECK-NEXT: %[[SUM:.*]] = mpmd.fragment<mesh="m2", origin=[]> (%[[R]], %arg1) (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>) {
   // CHECK-NEXT: stablehlo.add %[[X]], %[[Y]]
   %3 = mpmd.reduce<add> %0, %1 : (!t, !t) -> !t

@@ -9,17 +9,30 @@
 !m2 = !mpmd.mesh_tensor<"m2", tensor<f32>>
 !m3 = !mpmd.mesh_tensor<"m3", tensor<f32>>
 
-// OFF: 'stablehlo.multiply' op needs a transfer that mesh inference may not add: it is used on {"m3"} (its use set) but its operands are all available only on {"m1"} (its src set)
+// OFF: Mesh assignment is not possible for op as it is used in {"m3"} but it can only be placed on {"m1"}: 'stablehlo.multiply' needs a transfer
 // CHECK-LABEL: func.func @global_norm
 func.func @global_norm(%arg0: !m1, %arg1: !m2, %arg2: !m3) -> !m3
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>, <"m3" : <["x"=2]>>>} {
-  %0 = mpmd.unassign %arg0 : (!m1) -> !t
-  %1 = mpmd.unassign %arg1 : (!m2) -> !t
-  %2 = mpmd.unassign %arg2 : (!m3) -> !t
+  // Gradients computed on each mesh (arguments would move freely).
+  // CHECK: %[[G1:.*]] = mpmd.fragment<mesh="m1", origin=["g1"]>
+  // CHECK: %[[G2:.*]] = mpmd.fragment<mesh="m2", origin=["g2"]>
+  // CHECK: %[[G3:.*]] = mpmd.fragment<mesh="m3", origin=["g3"]>
+  %g1 = mpmd.fragment<mesh="m1", origin=["g1"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %g2 = mpmd.fragment<mesh="m2", origin=["g2"]> (%arg1) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %g3 = mpmd.fragment<mesh="m3", origin=["g3"]> (%arg2) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m3) -> !m3
+  %0 = mpmd.unassign %g1 : (!m1) -> !t
+  %1 = mpmd.unassign %g2 : (!m2) -> !t
+  %2 = mpmd.unassign %g3 : (!m3) -> !t
   // The squares are computed where each value lives.
-  // CHECK: %[[S1:.*]] = mpmd.fragment<mesh="m1", origin=[]> (%arg0)
-  // CHECK: %[[S2:.*]] = mpmd.fragment<mesh="m2", origin=[]> (%arg1)
-  // CHECK: %[[S3:.*]] = mpmd.fragment<mesh="m3", origin=[]> (%arg2)
+  // CHECK: %[[S1:.*]] = mpmd.fragment<mesh="m1", origin=[]> (%[[G1]])
+  // CHECK: %[[S2:.*]] = mpmd.fragment<mesh="m2", origin=[]> (%[[G2]])
+  // CHECK: %[[S3:.*]] = mpmd.fragment<mesh="m3", origin=[]> (%[[G3]])
   %3 = stablehlo.multiply %0, %0 : !t
   %4 = stablehlo.multiply %1, %1 : !t
   %5 = stablehlo.multiply %2, %2 : !t

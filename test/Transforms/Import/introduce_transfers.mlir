@@ -1,4 +1,4 @@
-// RUN: mpmd-opt %s -mpmd-introduce-transfers | FileCheck %s
+// RUN: mpmd-opt %s -mpmd-introduce-transfers -split-input-file | FileCheck %s
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
@@ -59,4 +59,63 @@ func.func @named_tensor(%arg0: !t) -> (!m2, !m1)
   %3 = mpmd.assign %2 : (!t) -> !m2
   %4 = mpmd.assign %2 : (!t) -> !m1
   func.return %3, %4 : !m2, !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+!m3 = !mpmd.mesh_tensor<"m3", tensor<4xf32>>
+
+// A value fanned out to two stages: JAX adds their gradients outside any
+// named computation. The sum is made on the mesh of the named op that reads
+// it, each term moved there (Shardy's import does the same).
+// CHECK-LABEL: func.func @fan_out_gradients
+// CHECK: %[[A:.*]] = mpmd.fragment<mesh="m2", origin=["b"(1)]>
+// CHECK: %[[B:.*]] = mpmd.fragment<mesh="m3", origin=["c"(1)]>
+// CHECK: %[[TA:.*]] = mpmd.transfer %[[A]] : (!mpmd.mesh_tensor<"m2", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+// CHECK: %[[TB:.*]] = mpmd.transfer %[[B]] : (!mpmd.mesh_tensor<"m3", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+// CHECK: %[[S:.*]] = mpmd.fragment<mesh="m1", origin=[]> (%[[TA]], %[[TB]]) (%[[X:.*]]: tensor<4xf32>, %[[Y:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[SUM:.*]] = stablehlo.add %[[X]], %[[Y]]
+// CHECK-NEXT: mpmd.return %[[SUM]]
+// CHECK: mpmd.fragment<mesh="m1", origin=["a"(1)]> (%[[S]])
+// CHECK-NOT: stablehlo.add
+func.func @fan_out_gradients(%arg0: !m2, %arg1: !m3) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>, <"m3" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m2", origin=["b"(1)]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %1 = mpmd.fragment<mesh="m3", origin=["c"(1)]> (%arg1) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m3) -> !m3
+  %2 = mpmd.unassign %0 : (!m2) -> !t
+  %3 = mpmd.unassign %1 : (!m3) -> !t
+  %4 = stablehlo.add %2, %3 : !t
+  %5 = mpmd.assign %4 : (!t) -> !m1
+  %6 = mpmd.fragment<mesh="m1", origin=["a"(1)]> (%5) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  func.return %6 : !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m2 = !mpmd.mesh_tensor<"m2", tensor<4xf32>>
+
+// A sum that is also read elsewhere is left to mesh inference.
+// CHECK-LABEL: func.func @sum_read_twice
+// CHECK: stablehlo.add
+func.func @sum_read_twice(%arg0: !m2) -> (!m1, !m2)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m2", origin=["b"]> (%arg0) (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %1 = mpmd.unassign %0 : (!m2) -> !t
+  %2 = stablehlo.add %1, %1 : !t
+  %3 = mpmd.assign %2 : (!t) -> !m1
+  %4 = mpmd.assign %2 : (!t) -> !m2
+  func.return %3, %4 : !m1, !m2
 }

@@ -1,13 +1,15 @@
 // The labelled MLP of jax_mlp_import.mlir with the targets y on m1 while
-// layer3 (and so the loss) is on m3: the nameless `h - y` then needs a
-// transfer. Without infer-transfers import refuses and says so; with it the
-// missing transfer is added and every op still ends up in a fragment.
+// layer3 (and so the loss) is on m3: y, a function argument, moves to m3
+// (arguments go to the meshes that use them, with or without
+// infer-transfers, as in Shardy:MPMD). When the loss is wanted on m1, the
+// nameless `h - y` computed from layer3's output on m3 needs a transfer:
+// without infer-transfers import refuses and says so; with it the missing
+// transfer is added and every op still ends up in a fragment.
 
-// RUN: not mpmd-opt %S/Inputs/labelled_mlp_train_step.generic.mlir --mpmd-import="assignment=layer1=m1:0,layer2=m2:1,layer3=m3:2 input-assignment=7=m1" 2>&1 | FileCheck %s --check-prefix=ERR
-// The same when the loss is wanted on m1.
+// RUN: mpmd-opt %S/Inputs/labelled_mlp_train_step.generic.mlir --mpmd-import="assignment=layer1=m1:0,layer2=m2:1,layer3=m3:2 input-assignment=7=m1" | FileCheck %s
 // RUN: not mpmd-opt %S/Inputs/labelled_mlp_train_step.generic.mlir --mpmd-import="assignment=layer1=m1:0,layer2=m2:1,layer3=m3:2 output-assignment=0=m1" 2>&1 | FileCheck %s --check-prefix=ERR
 
-// ERR: error: 'stablehlo.subtract' op needs a transfer that mesh inference may not add
+// ERR: error: Mesh assignment is not possible for op as it is used in {"m1", "m3"} but it can only be placed on {"m3"}: 'stablehlo.subtract' needs a transfer that mesh inference may not add
 // ERR-SAME: Set infer-transfers=true
 // ERR: "stablehlo.subtract"(%2#0, %arg7)
 
