@@ -282,6 +282,11 @@ def test_a_module_that_is_not_text():
     with pytest.raises(ModuleError, match="takes the module as text "
                        r"\(str\), got dict"):
         compile_module({"main": None}, two_meshes())
+    # UTF-8 bytes are text.
+    text, arguments, expected = load("gpipe_call_2meshes_tp")
+    run = compile_module(text.encode(), topology_of(
+        CASES["gpipe_call_2meshes_tp"]))
+    assert_equal(run(*arguments), expected)
 
 
 def test_device_ids_in_the_modules_topology_are_not_supported_yet():

@@ -28,7 +28,7 @@ from jax.sharding import Mesh, NamedSharding
 
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.runtime import processes
-from mpmd.runtime.executor import PlanExecutor, sharding_for
+from mpmd.runtime.executor import PlanExecutor
 from mpmd.runtime.plan import (_DTYPES, _ML_DTYPES, CallStep, ExecutionPlan,
                                MeshSpec, TensorSpec, total_cost)
 
@@ -120,20 +120,19 @@ def _refused(error: CompilerError) -> CompilerError:
     not be built, what an exported module is; the compiler's text is kept
     as a note."""
     first = next(iter(error.errors), None)
-    if first is None:
-        return CompilerError(f"compile_module: {error.summary}",
-                             error.diagnostics, notes=error.notes)
-    where = f" (at {first.location})" if first.location else ""
+    message = first.message if first is not None else error.summary
+    where = (f" (at {first.location})"
+             if first is not None and first.location else "")
     notes: list[str] = []
     if error.summary.startswith("failed to parse"):
         headline = (f"compile_module: the module does not parse or verify: "
-                    f"{first.message}{where}")
-    elif first.message.startswith("not supported yet"):
+                    f"{message}{where}")
+    elif message.startswith("not supported yet"):
         # An exported module using what the runtime does not run yet.
-        headline = f"compile_module: {first.message}{where}"
+        headline = f"compile_module: {message}{where}"
     else:
         headline = (f"compile_module: the module is not an exported MPMD "
-                    f"module: {first.message}{where}")
+                    f"module: {message}{where}")
         notes = [f"note: {_EXPORTED}"]
     return CompilerError(headline, error.diagnostics, notes=notes,
                          retold=True)
@@ -376,7 +375,7 @@ class CompiledModule:
                 raise ModuleInputError(
                     f"argument {index} of @{self.function} is a "
                     f"{type(value).__name__}, not an array; "
-                    f"{self._takes(index, spec)}")
+                    f"{self._takes(spec)}")
             value = array
         if isinstance(value, jax.Array):
             if value.is_deleted():
@@ -393,12 +392,12 @@ class CompiledModule:
             raise ModuleInputError(
                 f"argument {index} of @{self.function} has type "
                 f"{_tensor_type(shape, dtype)}, but "
-                f"{self._takes(index, spec)}")
+                f"{self._takes(spec)}")
         if not isinstance(value, jax.Array) and dtype != value.dtype:
             value = np.asarray(value, dtype)
         return value
 
-    def _takes(self, index: int, spec: TensorSpec) -> str:
+    def _takes(self, spec: TensorSpec) -> str:
         return (f"@{self.function} takes {_mesh_tensor_type(spec)} there: "
                 f"pass an array of shape {spec.shape} and dtype "
                 f"{spec.dtype.name}")
