@@ -55,22 +55,53 @@ def seeds() -> dict[str, tuple[str, str]]:
 
     import models  # noqa: PLC0415
     import mpmd  # noqa: PLC0415
-    from mpmd import stages  # noqa: PLC0415
+    from mpmd import lowering, stages  # noqa: PLC0415
 
     captured: dict[str, tuple[str, str]] = {}
-    partition = stages._partition
+    partition = lowering.partition
+    partitioner_class = stages.Partitioner
+
+    def pipeline_of(config, inputs, outputs) -> str:
+        """The mpmd-opt pipeline of what mpmd.jit runs with `config`."""
+        def entries(mapping):
+            return ",".join(f"{index}={mesh}"
+                            for index, mesh in sorted(mapping.items()))
+
+        assignment = ",".join(
+            f"{name}={mesh}" + ("" if stage is None else f":{stage}")
+            for name, (mesh, stage) in config.assignment.items())
+        options = config.partitioning_options
+        imports = [f"assignment={assignment}"]
+        if inputs:
+            imports.append(f"input-assignment={entries(inputs)}")
+        if outputs:
+            imports.append(f"output-assignment={entries(outputs)}")
+        if options.infer_transfers:
+            imports.append("infer-transfers=true")
+        schedule = options.pipeline_schedule
+        optimize = (f"{{schedule={schedule}}}"
+                    if isinstance(schedule, str) else "")
+        return (f"mpmd-import{{{' '.join(imports)}}},mpmd-optimize{optimize},"
+                "mpmd-sharding,mpmd-export")
 
     def lower(name: str, fn, config, *args) -> None:
-        def capture(config, text, inputs, outputs):
-            pipeline = stages._import_pipeline(config, inputs, outputs)
-            pipeline += "," + stages._optimize_pipeline(config, None, [])
-            captured[name] = (text, pipeline)
-            return partition(config, text, inputs, outputs)
-        stages._partition = capture
+        texts: list[str] = []
+
+        class Recording(partitioner_class):
+            def __init__(self, text, **kwargs):
+                texts.append(text)
+                super().__init__(text, **kwargs)
+
+        def capture(config, partitioner, inputs, outputs, *kinds):
+            captured[name] = (texts[-1], pipeline_of(config, inputs, outputs))
+            return partition(config, partitioner, inputs, outputs, *kinds)
+
+        stages.Partitioner, lowering.partition = Recording, capture
         try:
             mpmd.jit(fn, config).lower(*args)
         finally:
-            stages._partition = partition
+            stages.Partitioner, lowering.partition = (partitioner_class,
+                                                      partition)
 
     devices = np.array(jax.devices()[:8])
     square = {"m1": Mesh(devices[:4].reshape(2, 2), ("data", "model")),
