@@ -31,6 +31,7 @@ _LAZY = {
     "inline_named_computations": "mpmd.frontend",
     "named_computation": "mpmd.frontend",
     "named_tensor": "mpmd.frontend",
+    "AssignmentError": "mpmd.config",
     "ConfigError": "mpmd.config",
     "MpmdConfig": "mpmd.config",
     "PartitioningOptions": "mpmd.config",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections.abc
+import logging
 import re
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
@@ -11,7 +12,8 @@ from mpmd.schedules import rules as pipeline
 from mpmd.errors import MpmdError
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
-           "PartitioningOptions", "SHARDY_OPTIONS", "make_config", "mesh_names",
+           "PartitioningOptions", "SHARDY_OPTIONS", "AssignmentError",
+           "make_config", "mesh_names",
            "validate_and_merge_partitioning_options"]
 
 # Mesh names are spelled inside the topology attribute and the programs'
@@ -19,15 +21,38 @@ __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
 # tensors) may be any non-empty string: they reach the compiler typed.
 _MESH_NAME = re.compile(r"^[A-Za-z0-9_.\-/()\[\]]+$")
 
+_LOG = logging.getLogger("mpmd")
+
+
+def _set_text(names: Any) -> str:
+    """`{'a', 'b'}`: names as a Python set prints them (sorted, so that
+    messages do not change from run to run)."""
+    return "{" + ", ".join(repr(n) for n in sorted(set(names), key=str)) + "}"
+
 
 class ConfigError(MpmdError, ValueError):
     """The configuration is inconsistent; the message says what to change.
     A ValueError too, as Shardy:MPMD raises for its configurations."""
 
 
-@dataclass(frozen=True)
+class AssignmentError(ConfigError, RuntimeError):
+    """The assignment does not fit the program's named computations: one is
+    not assigned to a mesh, or a nested one is assigned elsewhere than the
+    computation around it. Also a RuntimeError: Shardy:MPMD's compiler finds
+    these, and raises them as compile errors."""
+
+
+@dataclass(frozen=True, init=False)
 class PartitioningOptions(collections.abc.Mapping):
     """How freely the partitioner may place what the user did not name.
+
+    Built from keyword arguments: our field names below, or Shardy:MPMD's
+    `mpmd_*` keys, whose `PartitioningOptions` is a dict built the same way
+    (`PartitioningOptions(mpmd_infer_transfers=True,
+    mpmd_pipeline_schedule="1F1B")`); each Shardy key becomes the field it
+    names (see SHARDY_OPTIONS). An unknown key, a non-boolean value of a
+    boolean Shardy option or a key given twice (as ours and Shardy's, with
+    different values) is a ConfigError.
 
     Also a read-only mapping with Shardy:MPMD's keys, as its
     `MpmdConfig.partitioning_options` dict is read:
@@ -71,6 +96,12 @@ class PartitioningOptions(collections.abc.Mapping):
     # backend with a "pinned_host" memory; not with `remat` (which leaves
     # no residuals).
     offload_activations: bool | tuple[str, ...] = False
+
+    def __init__(self, **options: Any):
+        values = _options_from_mapping(options)
+        for option in fields(self):
+            object.__setattr__(self, option.name,
+                               values.get(option.name, option.default))
 
     def _shardy_view(self) -> dict[str, Any]:
         view: dict[str, Any] = {}
@@ -149,10 +180,18 @@ class MpmdConfig:
 
 
 def _check_mesh_name(name: Any) -> str:
-    if not isinstance(name, str) or not _MESH_NAME.match(name):
+    rule = "use a non-empty string of letters, digits and _ . - / ( ) [ ]"
+    if isinstance(name, str) and "@" in name:
+        raise ConfigError(f"{name} uses one of the reserved substrings "
+                          f"({{'@'}}). Please rename it: {rule}")
+    if isinstance(name, str) and "#" in name and \
+            split_memory_kind(name)[1] in MEMORY_KINDS:
         raise ConfigError(
-            f"mesh name {name!r} is not a valid name: use a non-empty string "
-            "of letters, digits and _ . - / ( ) [ ]")
+            f"Mesh name {name} (or any name suffixed with #pinned_host or "
+            "#device) is reserved for memory_kinds: \"mesh#kind\" names a "
+            f"memory of a mesh in assignments. Please rename it: {rule}")
+    if not isinstance(name, str) or not _MESH_NAME.match(name):
+        raise ConfigError(f"mesh name {name!r} is not a valid name: {rule}")
     return name
 
 
@@ -252,8 +291,10 @@ def _shardy_schedule(value: Any) -> Any:
             value not in _SHARDY_SCHEDULES and \
             value not in _SHARDY_REGISTRY_SCHEDULES:
         valid = sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])
-        raise ConfigError(f"mpmd_pipeline_schedule {value!r} is not a "
-                          f"pipeline schedule; valid: {valid}")
+        raise ConfigError(f"Option mpmd_pipeline_schedule has value {value}, "
+                          "which is not a valid pipeline schedule; give one "
+                          f"of Shardy's names {valid} or a built-in name "
+                          f"{list(BUILTIN_SCHEDULES)}")
     return schedule_from_spelling(value)
 
 
@@ -261,6 +302,14 @@ def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
     """Our PartitioningOptions fields from a dict of ours, Shardy's keys, or
     both. Unknown keys are an error naming the valid ones."""
     ours = {f.name for f in fields(PartitioningOptions)}
+    unknown = [key for key in options
+               if key not in ours and key not in SHARDY_OPTIONS]
+    if unknown:
+        # Shardy's words first, then where the valid keys are.
+        raise ConfigError(
+            f"`mpmd_options` contains unsupported options {_set_text(unknown)}"
+            f": unknown partitioning option; valid: {sorted(ours)} or "
+            f"Shardy's {sorted(SHARDY_OPTIONS)}")
     result: dict[str, Any] = {}
     for key, value in options.items():
         if key in ours:
@@ -268,8 +317,8 @@ def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
         elif key in SHARDY_OPTIONS:
             target = SHARDY_OPTIONS[key]
             if key != "mpmd_pipeline_schedule" and not isinstance(value, bool):
-                raise ConfigError(f"partitioning option {key!r} has value "
-                                  f"{value!r}, which is not a boolean")
+                raise ConfigError(f"Option {key} has value {value!r}, which "
+                                  "is not a boolean. Give True or False")
             if target == "unsupported":
                 if value:
                     raise ConfigError(f"not supported yet: partitioning "
@@ -279,10 +328,6 @@ def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
                 continue
             if key == "mpmd_pipeline_schedule":
                 value = _shardy_schedule(value)
-        else:
-            raise ConfigError(
-                f"unknown partitioning option {key!r}; valid: "
-                f"{sorted(ours)} or Shardy's {sorted(SHARDY_OPTIONS)}")
         if key == "pipeline_schedule":
             value = schedule_from_spelling(value)
         if target in result and result[target] != value:
@@ -297,18 +342,26 @@ def validate_and_merge_partitioning_options(
         user_provided_options: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Shardy:MPMD's merge of a schedule's required options into the
     user's: a conflict (the user set a required option to another value)
-    is a ConfigError listing each; options the user left out are added."""
+    is a ConfigError listing each; options the user left out are added,
+    each with a warning logged (logger "mpmd"), as Shardy logs them."""
     if pipeline_required_options is None:
         return None if user_provided_options is None else dict(
             user_provided_options)
     user = dict(user_provided_options or {})
-    conflicts = [f"{key!r}: the pipeline schedule requires {value!r}, the "
-                 f"options give {user[key]!r}"
+    conflicts = [f"  - {key!r}: pipeline schedule requires {value}, but user "
+                 f"specified {user[key]}"
                  for key, value in pipeline_required_options.items()
                  if key in user and user[key] != value]
     if conflicts:
-        raise ConfigError("conflicting partitioning options: "
-                          + "; ".join(conflicts))
+        raise ConfigError(
+            "Conflicting partitioning options detected:\n"
+            + "\n".join(conflicts)
+            + "\nRemove these options from the partitioning options, or give"
+            " them the values the pipeline schedule requires")
+    for key, value in pipeline_required_options.items():
+        if key not in user:
+            _LOG.warning("Setting partitioning option %r to %s (required by "
+                         "pipeline schedule)", key, value)
     return {**user, **pipeline_required_options}
 
 
@@ -369,8 +422,9 @@ def make_config(topology: Mapping[str, Any],
                           "must be empty when "
                           "read_input_output_mesh_from_shardings is True")
     if not topology:
-        raise ConfigError("the topology is empty; give at least one mesh, "
-                          "e.g. {'m1': jax.sharding.Mesh(devices, ('x',))}")
+        raise ConfigError("`topology` must have at least one mesh. Give one "
+                          "or more, e.g. {'m1': jax.sharding.Mesh(devices, "
+                          "('x',))}")
     owner: dict[int, str] = {}
     for name, mesh in topology.items():
         _check_mesh_name(name)
@@ -382,7 +436,17 @@ def make_config(topology: Mapping[str, Any],
                     f"{device.id}; each device belongs to one mesh")
             owner[device.id] = name
 
+    _check_assigned_meshes(name_to_mesh_assignment, topology)
     stages = dict(name_to_stage_assignment or {})
+    negative = [stage for stage in stages.values()
+                if isinstance(stage, int) and stage < 0]
+    if negative:
+        raise ConfigError(
+            "Stage ids must be positive integers, but got: "
+            f"{','.join(map(str, negative))}. Stages are integers >= 0 "
+            "(name_to_stage_assignment: "
+            + ", ".join(f"{name!r}: {stage}" for name, stage in stages.items()
+                        if isinstance(stage, int) and stage < 0) + ")")
     for name in stages:
         if name not in name_to_mesh_assignment:
             raise ConfigError(f"name_to_stage_assignment names {name!r}, "
@@ -422,9 +486,10 @@ def make_config(topology: Mapping[str, Any],
                         f"kind {kind!r} is not one of {list(MEMORY_KINDS)}")
                 normalized[name] = (target, stage)
                 continue
-            raise ConfigError(
-                f"assignment[{name!r}] names mesh {target!r}, which is not in "
-                f"the topology; meshes: {sorted(topology)}")
+            raise ConfigError(  # _check_assigned_meshes saw to the rest
+                f"assignment[{name!r}] is {target!r}, which is not a mesh of "
+                f"the topology (meshes: {sorted(topology)}) nor a memory of "
+                "one (\"mesh#pinned_host\")")
         normalized[name] = (target, stage)
 
     if isinstance(partitioning_options, PartitioningOptions):
@@ -466,6 +531,32 @@ def make_config(topology: Mapping[str, Any],
     for which in ("input_mesh_assignment", "output_mesh_assignment"):
         _check_io_meshes(which, getattr(config, which), topology)
     return config
+
+
+def _assigned_mesh(target: Any) -> Any:
+    """The mesh an assignment value names: "m1" for "m1", "m1#pinned_host"
+    and ("m1", stage)."""
+    if isinstance(target, tuple) and target:
+        target = target[0]
+    return split_memory_kind(target)[0] if isinstance(target, str) else target
+
+
+def _check_assigned_meshes(assignment: Mapping[str, Any],
+                           topology: Mapping[str, Any]) -> None:
+    """Every mesh the assignment names is in the topology; otherwise one
+    error naming all those that are not (Shardy's words first)."""
+    missing = {}
+    for name, target in assignment.items():
+        mesh = _assigned_mesh(target)
+        if mesh not in topology:
+            missing.setdefault(mesh, name)
+    if missing:
+        examples = ", ".join(f"assignment[{name!r}] names {mesh!r}"
+                             for mesh, name in missing.items())
+        raise ConfigError(
+            f"Invalid mesh name(s): {_set_text(missing)} not in the "
+            f"topology's meshes {sorted(topology)} ({examples}); assign each "
+            "name to a mesh of the topology")
 
 
 def _offload_names(value: Any) -> bool | tuple[str, ...]:
@@ -547,14 +638,18 @@ def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None
     leaves = (list(spec.values()) if isinstance(spec, dict)
               and all(isinstance(k, int) for k in spec)
               else jax.tree_util.tree_leaves(spec))
+    missing = {_assigned_mesh(target) for target in leaves
+               if target is not None} - set(topology)
+    if missing:
+        raise ConfigError(
+            f"Invalid mesh name(s) in {which}: {_set_text(missing)} not in "
+            f"the topology's meshes {sorted(topology)}; give a mesh of the "
+            "topology (or None) for each value")
     for target in leaves:
         if target is None:
             continue
         mesh, kind = (split_memory_kind(target) if isinstance(target, str)
                       else (target, None))
-        if mesh not in topology:
-            raise ConfigError(f"{which} names mesh {mesh!r}, which is not in "
-                              f"the topology; meshes: {sorted(topology)}")
         if kind is not None and kind not in MEMORY_KINDS:
             raise ConfigError(f"{which} names {target!r}: {kind!r} is not a "
                               f"memory kind; use one of {list(MEMORY_KINDS)}"
@@ -574,9 +669,9 @@ def mesh_names(pytree: Any, topology: Mapping[str, Any]) -> Any:
         for name, candidate in topology.items():
             if mesh is candidate or mesh == candidate:
                 return name
-        raise ConfigError(f"mesh {mesh} on devices "
+        raise ConfigError(f"Mesh {mesh} with devices "
                           f"{[d.id for d in mesh.devices.flat]} is not in the "
-                          f"topology; meshes: {sorted(topology)}")
+                          f"topology; its meshes: {sorted(topology)}")
 
     def leaf(x: Any) -> str | None:
         if x is None:
@@ -587,8 +682,9 @@ def mesh_names(pytree: Any, topology: Mapping[str, Any]) -> Any:
             return name_of(x.mesh)
         if isinstance(x, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
             return name_of(x)
-        raise ConfigError(f"mesh_names takes arrays, shardings or meshes; "
-                          f"got {type(x).__name__}")
+        raise ConfigError(f"Unexpected type: {type(x)}: mesh_names takes "
+                          "arrays, ShapeDtypeStructs, NamedShardings or "
+                          "meshes (or None)")
 
     return jax.tree_util.tree_map(leaf, pytree, is_leaf=lambda x: x is None)
 

@@ -36,7 +36,8 @@ def fragment(key: str, mesh: str = "m1", kind: str = "F",
 
 
 def test_empty_topology():
-    with pytest.raises(ConfigError, match="the topology is empty"):
+    with pytest.raises(ConfigError,
+                       match="`topology` must have at least one mesh"):
         make_config({}, {})
 
 
@@ -51,7 +52,8 @@ def test_bad_stage():
 
 
 def test_io_assignment_names_unknown_mesh():
-    with pytest.raises(ConfigError, match="input_mesh_assignment names mesh 'm3'"):
+    with pytest.raises(ConfigError, match=r"Invalid mesh name\(s\) in "
+                       "input_mesh_assignment: {'m3'} not in the topology"):
         make_config(meshes(), {"a": "m1"}, input_mesh_assignment={0: "m3"})
 
 

@@ -48,12 +48,14 @@ def test_make_config_with_shardys_signature():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"mpmd_no_such_option": True}, "unknown partitioning option "
-     "'mpmd_no_such_option'; valid: .*mpmd_infer_transfers"),
-    ({"mpmd_infer_transfers": "yes"}, "'mpmd_infer_transfers' has value "
+    ({"mpmd_no_such_option": True}, "`mpmd_options` contains unsupported "
+     "options {'mpmd_no_such_option'}: unknown partitioning option; valid: "
+     ".*mpmd_infer_transfers"),
+    ({"mpmd_infer_transfers": "yes"}, "Option mpmd_infer_transfers has value "
      "'yes', which is not a boolean"),
-    ({"mpmd_pipeline_schedule": "Zigzag"}, "mpmd_pipeline_schedule 'Zigzag' "
-     "is not a pipeline schedule; valid: .*'1F1B'"),
+    ({"mpmd_pipeline_schedule": "Zigzag"}, "Option mpmd_pipeline_schedule "
+     "has value Zigzag, which is not a valid pipeline schedule; give one of "
+     "Shardy's names .*'1F1B'"),
     ({"mpmd_apply_merge_transfers_pass": True}, "not supported yet: "
      "partitioning option 'mpmd_apply_merge_transfers_pass' = True"),
     ({"mpmd_apply_merge_transfers_pass": True}, "not supported yet"),
@@ -85,7 +87,8 @@ def test_config_errors():
                                          "'ghost'"):
         mpmd.make_config(topology, {"stage1": "m1"},
                          name_to_stage_assignment={"ghost": 0})
-    with pytest.raises(ValueError, match="stages are integers >= 0"):
+    with pytest.raises(ValueError, match="Stage ids must be positive "
+                       "integers, but got: -1. Stages are integers >= 0"):
         mpmd.make_config(topology, {"stage1": "m1"},
                          name_to_stage_assignment={"stage1": -1})
     with pytest.raises(ValueError, match="must be empty when "
@@ -135,8 +138,8 @@ def test_io_memory_kinds():
                        r"\['device', 'pinned_host', 'unpinned_host'\]"):
         mpmd.make_config(topology, {"stage1": "m1"},
                          input_mesh_assignment=("m1#hbm",))
-    with pytest.raises(ValueError, match=r"output_mesh_assignment names mesh "
-                       r"'m7', which is not in the topology"):
+    with pytest.raises(ValueError, match=r"Invalid mesh name\(s\) in "
+                       r"output_mesh_assignment: {'m7'} not in the topology"):
         mpmd.make_config(topology, {"stage1": "m1"},
                          output_mesh_assignment="m7#pinned_host")
 
@@ -170,8 +173,9 @@ def test_validate_and_merge_partitioning_options():
                  {"mpmd_infer_transfers": True}) == {
         "mpmd_split_bwd_fragments": True, "mpmd_infer_transfers": True}
     assert merge(None, None) is None
-    with pytest.raises(ValueError, match="'mpmd_split_bwd_fragments': the "
-                                         "pipeline schedule requires True"):
+    with pytest.raises(ValueError, match="Conflicting partitioning options "
+                       "detected:\n  - 'mpmd_split_bwd_fragments': pipeline "
+                       "schedule requires True, but user specified False"):
         merge({"mpmd_split_bwd_fragments": True},
               {"mpmd_split_bwd_fragments": False})
 
