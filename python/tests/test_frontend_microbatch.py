@@ -298,10 +298,12 @@ def test_fori_loop_carry_must_keep_its_type() -> None:
     def body(i: Any, carry: Any) -> Any:
         return jnp.concatenate([carry, carry])
 
-    with pytest.raises(FrontendError, match=r"changes carry leaf 0: it goes "
-                       r"in as float32\[3\] and comes out as float32\[6\]"):
+    with pytest.raises(FrontendError, match=r"Input and output avals must "
+                       r"match. Got float32\[3\] and float32\[6\] "
+                       r"respectively: the loop body changes carry leaf 0"):
         _text(lambda x: mpmd.fori_loop(0, 3, body, x), jnp.ones(3))
-    with pytest.raises(FrontendError, match="returns a carry of structure"):
+    with pytest.raises(FrontendError, match="Tree structs of init_val and the "
+                       "result of the fori_loop must match"):
         _text(lambda x: mpmd.fori_loop(0, 3, lambda i, c: (c, c), x),
               jnp.ones(3))
 

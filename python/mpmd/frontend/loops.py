@@ -183,10 +183,11 @@ def bind_for(body: Callable[..., Sequence[Any]], init: Sequence[Any],
     for position, (spec, aval) in enumerate(zip(specs, closed.out_avals)):
         if tuple(spec.shape) != tuple(aval.shape) or spec.dtype != aval.dtype:
             raise FrontendError(
-                f"the loop body changes carry leaf {position}: it goes in as "
-                f"{np.dtype(spec.dtype).name}{list(spec.shape)} and comes out "
-                f"as {np.dtype(aval.dtype).name}{list(aval.shape)}; a carry "
-                "keeps its shape and dtype across iterations")
+                f"Input and output avals must match. Got "
+                f"{np.dtype(spec.dtype).name}{list(spec.shape)} and "
+                f"{np.dtype(aval.dtype).name}{list(aval.shape)} respectively: "
+                f"the loop body changes carry leaf {position}; a carry keeps "
+                "its shape and dtype across iterations")
     # The index is the body's first input; it goes last, after the carry.
     jaxpr = closed.jaxpr
     reordered = jaxpr.replace(invars=[*jaxpr.invars[1:], jaxpr.invars[0]])

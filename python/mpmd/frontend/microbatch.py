@@ -48,6 +48,7 @@ Rules:
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import operator
 from typing import Any, Callable, TypeVar
@@ -171,10 +172,7 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
         def flat_body(index: Any, *flat_carry: Any) -> list[Any]:
             out = body(index, jax.tree_util.tree_unflatten(tree, flat_carry))
             flat_out, out_tree = jax.tree_util.tree_flatten(out)
-            if out_tree != tree:
-                raise FrontendError(
-                    f"the fori_loop body returns a carry of structure "
-                    f"{out_tree}, but the loop carries {tree}")
+            _check_carry_tree(tree, out_tree)
             return flat_out
 
         try:
@@ -188,10 +186,47 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
                 "the index with jnp/lax (jnp.where, lax.cond, xs[i]) to trace"
                 " it once", UnrolledLoopWarning)
     carry = init
+    tree = jax.tree_util.tree_structure(init)
+    specs = [_carry_spec(x) for x in jax.tree_util.tree_leaves(init)]
     for i in range(lo, hi):
         with call_counter_scope(i - lo):
             carry = body(i, carry)
+        leaves, out_tree = jax.tree_util.tree_flatten(carry)
+        _check_carry_tree(tree, out_tree)
+        for position, (spec, leaf) in enumerate(zip(specs, leaves)):
+            _check_carry_leaf(position, spec, _carry_spec(leaf))
     return carry
+
+
+def _carry_spec(x: Any) -> jax.ShapeDtypeStruct | None:
+    """Shape and dtype of a carry leaf, as JAX would type it; None for a
+    Python object JAX does not type (an unrolled loop may carry one)."""
+    try:
+        aval = jax.typeof(x)
+    except TypeError:
+        return None
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype)
+
+
+def _check_carry_tree(tree: Any, out_tree: Any) -> None:
+    if out_tree != tree:
+        raise FrontendError(
+            "Tree structs of init_val and the result of the fori_loop must "
+            f"match. Got {tree} and {out_tree}: the body must return a carry "
+            "of the structure it is given")
+
+
+def _check_carry_leaf(position: int, spec: Any, out: Any) -> None:
+    """A carry leaf keeps its shape and dtype across iterations."""
+    if spec is None or out is None:
+        return
+    if tuple(spec.shape) != tuple(out.shape) or spec.dtype != out.dtype:
+        raise FrontendError(
+            f"Input and output avals must match. Got "
+            f"{np.dtype(spec.dtype).name}{list(spec.shape)} and "
+            f"{np.dtype(out.dtype).name}{list(out.shape)} respectively, for "
+            f"carry leaf {position}: a carry keeps its shape and dtype "
+            "across iterations")
 
 
 def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
@@ -208,20 +243,45 @@ def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
     traced once over the stacked inputs, as `fori_loop`; with `unroll`,
     once per element.
     """
-    def is_sequence(leaf: Any) -> bool:
-        return isinstance(leaf, (list, tuple)) and all(
-            hasattr(x, "shape") or isinstance(x, (int, float, complex))
-            for x in leaf)
+    def is_array(x: Any) -> bool:
+        return hasattr(x, "shape") or isinstance(x, (int, float, complex))
 
-    sequences = jax.tree_util.tree_leaves(inputs, is_leaf=is_sequence)
-    if not sequences or not all(is_sequence(s) for s in sequences):
-        raise FrontendError("enumerated_for: every leaf of `inputs` must be "
-                            "a list (or tuple) of arrays")
-    lengths = sorted({len(s) for s in sequences})
+    def is_sequence(leaf: Any) -> bool:
+        return isinstance(leaf, collections.abc.Sequence) and \
+            not isinstance(leaf, str) and all(is_array(x) for x in leaf)
+
+    with_paths = jax.tree_util.tree_flatten_with_path(
+        inputs, is_leaf=is_sequence)[0]
+    for path, leaf in with_paths:
+        if is_sequence(leaf):
+            continue
+        where = jax.tree_util.keystr(path) or "()"
+        if not isinstance(leaf, collections.abc.Sequence):
+            raise FrontendError(
+                "Expected all leaves of the `inputs` tree to be Sequences. "
+                f"Got leaf at path {where} of type {type(leaf)}; "
+                "enumerated_for iterates over lists (or tuples) of arrays")
+        raise FrontendError(
+            "Expected all leaves of the `inputs` tree to be sequences of "
+            f"arrays. Got leaf at path {where} of type {type(leaf)}; "
+            "enumerated_for iterates over lists (or tuples) of arrays")
+    sequences = [leaf for _, leaf in with_paths]
+    if not sequences:
+        raise FrontendError("enumerated_for: `inputs` has no lists to "
+                            "iterate over; give a pytree of lists of arrays")
+    lengths = {len(s) for s in sequences}
     if len(lengths) != 1:
-        raise FrontendError("enumerated_for: the lists of `inputs` must have "
-                            f"one length; got lengths {lengths}")
-    count = lengths[0]
+        raise FrontendError(
+            "Expected all leaves of the `inputs` tree to be lists of the same"
+            f" length. Got list lengths: {lengths}; one iteration takes one "
+            "element of each")
+    (count,) = lengths
+    # The body sees JAX arrays, as it does under jax.jit (`carry.at[i]`
+    # works on a numpy initial carry too).
+    initial_carry = jax.tree_util.tree_map(
+        lambda x: jnp.asarray(x) if isinstance(
+            x, (np.ndarray, np.generic, int, float, complex)) else x,
+        initial_carry)
     if unroll:
         carry = initial_carry
         for i in range(count):

@@ -84,8 +84,9 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class FrontendError(MpmdError):
-    """A labelled JAX program cannot be traced or lowered for mpmd."""
+class FrontendError(MpmdError, ValueError):
+    """A labelled JAX program cannot be traced or lowered for mpmd. A
+    ValueError too, as Shardy:MPMD's ops raise for what they refuse."""
 
 
 class InvalidNameError(FrontendError, ValueError):
@@ -158,7 +159,11 @@ def check_call_counter(counter: object) -> int:
             f"call_counter must be an int in [0, {_MAX_CALL_COUNTER}], got "
             f"{counter!r} of type {type(counter).__name__}")
     value = int(counter)
-    if not 0 <= value <= _MAX_CALL_COUNTER:
+    if value < 0:
+        raise InvalidCallCounterError(
+            f"call_counter must be non-negative, got call_counter={value} "
+            f"instead; counters are ui32s, in [0, {_MAX_CALL_COUNTER}]")
+    if value > _MAX_CALL_COUNTER:
         raise InvalidCallCounterError(
             f"call_counter must be in [0, {_MAX_CALL_COUNTER}] (it is a ui32),"
             f" got {value}")
@@ -219,6 +224,22 @@ def _check_name(name: object, what: str) -> str:
         )
     if not name:
         raise InvalidNameError(f"{what} name must not be empty")
+    return name
+
+
+def _check_computation_name(name: object) -> str:
+    """A named computation's name: any non-empty string but the names
+    Shardy:MPMD keeps for its compiler, which it refuses too."""
+    _check_name(name, "named_computation")
+    if name == "main":
+        raise InvalidNameError(
+            'named_computations are not allowed to have "main" as their '
+            "name (Shardy:MPMD keeps it for the entry function); choose "
+            "another")
+    if name.startswith("partir."):
+        raise InvalidNameError(
+            "computation names that start with `partir.` are reserved for "
+            f"the compiler; rename {name!r}")
     return name
 
 
@@ -464,18 +485,30 @@ def _nc_dce(used_outputs: list[bool],
     return used_inputs, new_eqn
 
 
+def _named_locations(jaxpr: jex_core.ClosedJaxpr,
+                     name: str) -> jex_core.ClosedJaxpr:
+    """`jaxpr` with `name` heading the name stack of each of its equations
+    (`layer1/add`), as they read inline in the enclosing function."""
+    from jax._src import source_info_util  # noqa: PLC0415
+
+    head = source_info_util.new_name_stack(name)
+    eqns = [eqn.replace(source_info=eqn.source_info.replace(
+        name_stack=head + eqn.source_info.name_stack))
+        for eqn in jaxpr.jaxpr.eqns]
+    return jex_core.ClosedJaxpr(jaxpr.jaxpr.replace(eqns=eqns), jaxpr.consts)
+
+
 def _nc_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                  jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
                  call_counter: int | None) -> Sequence[Any]:
     name_stack = ctx.name_stack.extend(name)
     if _INLINE.value:
-        outs, tokens = mlir.jaxpr_subcomp(
-            ctx.module_context, jaxpr.jaxpr, name_stack, ctx.tokens_in,
-            _body_consts(jaxpr),
-            *args, dim_var_values=ctx.dim_var_values,
-            const_lowering=ctx.const_lowering, outer_traceback=None)
-        ctx.set_tokens_out(tokens)
-        return outs
+        # A call of a private function holding the body (XLA inlines it),
+        # named after the computation, as Shardy:MPMD lowers it under plain
+        # jax.jit; its ops keep the computation's name in their locations.
+        return mlir.core_call_lowering(
+            ctx, *args, name=f"named_computation_{name}",
+            call_jaxpr=_named_locations(jaxpr, name))
     if ctx.tokens_in.effects():
         raise FrontendError(
             f"named computation {name!r} has ordered side effects; mpmd named "
@@ -559,7 +592,7 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
     when it is created). `static_argnames` (as in `jax.jit`) names
     parameters passed as Python values, not traced.
     """
-    _check_name(name, "named_computation")
+    _check_computation_name(name)
     if fn is None:
         return functools.partial(named_computation, name=name,
                                  static_argnames=static_argnames)
