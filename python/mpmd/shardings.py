@@ -38,10 +38,17 @@ class ShardingError(MpmdError, ValueError):
 @dataclass(frozen=True)
 class Placement:
     """Where one flat input or output goes: a topology mesh, and the mesh
-    axes of each dimension (`None` when the user left the layout open)."""
+    axes of each dimension (`None` when the user left the layout open).
 
-    mesh: str
+    A layout given on an abstract mesh (`NamedSharding(config.sharding_mesh,
+    spec)`, as Shardy:MPMD writes in_shardings) names no mesh: `mesh` is
+    None, mesh inference places the value, and `abstract` holds the axis
+    sizes the layout was stated for ((name, size) pairs); the compiler
+    checks them against the mesh the value ends on."""
+
+    mesh: str | None
     axes: tuple[tuple[str, ...], ...] | None = None
+    abstract: tuple[tuple[str, int], ...] | None = None
 
     def spec(self) -> PartitionSpec:
         if self.axes is None:
@@ -143,16 +150,32 @@ def check_axes(axes: tuple[tuple[str, ...], ...], shape: Sequence[int],
                 f"{'x'.join(dim_axes)} on mesh {mesh_name!r}")
 
 
+def _abstract_axes(sharding: Any) -> tuple[tuple[str, int], ...] | None:
+    """The axis sizes of a NamedSharding on an abstract mesh, else None."""
+    if isinstance(sharding, NamedSharding) and isinstance(
+            sharding.mesh, jax.sharding.AbstractMesh):
+        return tuple(sharding.mesh.shape.items())
+    return None
+
+
 def _from_sharding(sharding: Any, topology: Mapping[str, Mesh], rank: int,
                    where: str, given_as: str) -> tuple[str | None,
                                                        tuple]:
     """(mesh name, axes) a sharding states, the mesh None for a bare
-    PartitionSpec; raises for a NamedSharding off the topology."""
+    PartitionSpec or a NamedSharding on an abstract mesh (a layout without
+    a mesh); raises for a NamedSharding off the topology."""
     if isinstance(sharding, PartitionSpec):
         return None, _axes_of(sharding, rank, where)
+    if _abstract_axes(sharding) is not None:
+        if sharding.memory_kind not in (None, "device"):
+            raise ShardingError(
+                f"{where}: not supported yet: {given_as} with memory kind "
+                f"{sharding.memory_kind!r}; give the memory kind in the mesh "
+                "assignment (input_mesh_assignment / output_mesh_assignment)")
+        return None, _axes_of(sharding.spec, rank, where)
     if isinstance(sharding, NamedSharding):
         if sharding.memory_kind not in (None, "device") and \
-                given_as != "the array's sharding":
+                given_as != _ARRAY_SHARDING:
             raise ShardingError(
                 f"{where}: not supported yet: {given_as} with memory kind "
                 f"{sharding.memory_kind!r}; give the memory kind in the mesh "
@@ -169,6 +192,11 @@ def _from_sharding(sharding: Any, topology: Mapping[str, Mesh], rank: int,
         "NamedSharding on a topology mesh or a PartitionSpec")
 
 
+# How messages name the sharding of an array passed to lower() or to a
+# call (Shardy:MPMD calls those arguments `lowering_args`).
+_ARRAY_SHARDING = "the array's sharding (lowering_args)"
+
+
 def _committed_placement(value: Any, topology: Mapping[str, Mesh],
                          where: str) -> tuple[str, tuple] | None:
     """The mesh and axes of a committed array (or a ShapeDtypeStruct with a
@@ -183,7 +211,7 @@ def _committed_placement(value: Any, topology: Mapping[str, Mesh],
         if isinstance(sharding.mesh, jax.sharding.AbstractMesh):
             return None
         name, axes = _from_sharding(sharding, topology, len(value.shape),
-                                    where, "the array's sharding")
+                                    where, _ARRAY_SHARDING)
         return name, axes
     if sharding is not None and sharding.is_fully_replicated:
         # Replicated on exactly one mesh's devices (a jax.jit result, say).
@@ -196,11 +224,17 @@ def _committed_placement(value: Any, topology: Mapping[str, Mesh],
 
 def _with_given(given: Any, mesh: str | None, source: str, shape: tuple,
                 where: str, option: str,
-                topology: Mapping[str, Mesh]) -> tuple[str, tuple]:
+                topology: Mapping[str, Mesh]) -> tuple[str | None, tuple]:
     """The mesh and axes `given` (an entry of in_/out_shardings) states for a
-    value whose mesh `source` already says is `mesh` (or None)."""
+    value whose mesh `source` already says is `mesh` (or None). The mesh
+    stays None for a layout on an abstract mesh that no source places."""
     given_mesh, axes = _from_sharding(given, topology, len(shape), where,
                                       option)
+    abstract = _abstract_axes(given)
+    if abstract is not None:
+        if mesh is not None:
+            _check_abstract_fits(abstract, mesh, topology, where, option)
+        return mesh, axes
     if given_mesh is not None and mesh is not None and given_mesh != mesh:
         raise ShardingError(f"{where}: {option} puts it on mesh "
                             f"{given_mesh!r}, but {source} says {mesh!r}; "
@@ -218,10 +252,34 @@ def _with_given(given: Any, mesh: str | None, source: str, shape: tuple,
     return mesh, axes
 
 
+def _check_abstract_fits(abstract: tuple[tuple[str, int], ...], mesh: str,
+                         topology: Mapping[str, Mesh], where: str,
+                         option: str) -> None:
+    """A layout stated on an abstract mesh names the axes (and sizes) of the
+    mesh the value is placed on."""
+    actual = tuple(topology[mesh].shape.items())
+    if dict(abstract) != dict(actual):
+        raise ShardingError(
+            f"{where}: {option} gives a NamedSharding on an abstract mesh "
+            f"with axes {dict(abstract)}, but the value is on mesh {mesh!r}, "
+            f"whose axes are {dict(actual)}; use that mesh's axes "
+            f"(topology[{mesh!r}].abstract_mesh)")
+
+
 def _placement(mesh: str | None, axes: tuple | None, shape: tuple,
-               where: str, topology: Mapping[str, Mesh]) -> Placement | None:
+               where: str, topology: Mapping[str, Mesh],
+               abstract: tuple[tuple[str, int], ...] | None = None
+               ) -> Placement | None:
     if mesh is None:
-        return None
+        if abstract is None or axes is None:
+            return None
+        # A layout waiting for mesh inference: checked on the abstract
+        # mesh now, on the mesh it ends on by the compiler.
+        check_axes(axes, shape, "(abstract)",
+                   jax.sharding.AbstractMesh(
+                       tuple(size for _, size in abstract),
+                       tuple(name for name, _ in abstract)), where)
+        return Placement(None, axes, abstract)
     if axes is not None:
         check_axes(axes, shape, mesh, topology[mesh], where)
     return Placement(mesh, axes)
@@ -251,6 +309,7 @@ def input_placements(leaves: Sequence[Any], paths: Sequence[str],
                     f"input_mesh_assignment puts it on {mesh!r}; move it "
                     "there or change the assignment")
             mesh, axes = committed
+        abstract = _abstract_axes(given) if mesh is None else None
         if given is not None:
             source = ("the array's own sharding" if committed
                       else "input_mesh_assignment")
@@ -264,7 +323,7 @@ def input_placements(leaves: Sequence[Any], paths: Sequence[str],
                     f"{Placement(mesh, given_axes).spec()}; reshard the array "
                     "first or drop one")
             axes = given_axes
-        placement = _placement(mesh, axes, shape, where, topology)
+        placement = _placement(mesh, axes, shape, where, topology, abstract)
         if placement is not None:
             placements[index] = placement
     return placements
@@ -280,10 +339,11 @@ def output_placements(shapes: Sequence[tuple[int, ...]],
             zip(shapes, paths, out_shardings)):
         where = f"result {path}" if not path.startswith("result") else path
         mesh, axes = assigned.get(index), None
+        abstract = _abstract_axes(given) if mesh is None else None
         if given is not None:
             mesh, axes = _with_given(given, mesh, "output_mesh_assignment",
                                      shape, where, "out_shardings", topology)
-        placement = _placement(mesh, axes, shape, where, topology)
+        placement = _placement(mesh, axes, shape, where, topology, abstract)
         if placement is not None:
             placements[index] = placement
     return placements
@@ -304,7 +364,15 @@ def add_entry_shardings(module: Any, func_op: Any,
     JAX's own MLIR context, as JAX writes `jax.jit`'s shardings)."""
     from jax._src.lib.mlir import ir  # noqa: PLC0415
 
-    used = {p.mesh for p in (*inputs.values(), *outputs.values())
+    def shape_of(placement: Placement) -> tuple[tuple[str, int], ...]:
+        if placement.mesh is None:
+            return placement.abstract or ()
+        return tuple(topology[placement.mesh].shape.items())
+
+    # One sdy.mesh per mesh shape: the compiler resolves a layout on the
+    # mesh its value is placed on, and checks the sizes against the
+    # declared ones.
+    used = {shape_of(p) for p in (*inputs.values(), *outputs.values())
             if p.axes is not None}
     if not used:
         return
@@ -312,16 +380,15 @@ def add_entry_shardings(module: Any, func_op: Any,
     with module.context:
         taken = {ir.StringAttr(op.attributes["sym_name"]).value
                  for op in body.operations if "sym_name" in op.attributes}
-        symbols: dict[str, str] = {}
+        symbols: dict[tuple[tuple[str, int], ...], str] = {}
         at_start = ir.InsertionPoint.at_block_begin(body)
-        for index, mesh_name in enumerate(sorted(used)):
+        for index, mesh_shape in enumerate(sorted(used)):
             symbol = f"mpmd_mesh_{index}"
             while symbol in taken:
                 symbol += "_"
             taken.add(symbol)
-            symbols[mesh_name] = symbol
-            axes = ", ".join(f'"{n}"={s}'
-                             for n, s in topology[mesh_name].shape.items())
+            symbols[mesh_shape] = symbol
+            axes = ", ".join(f'"{n}"={s}' for n, s in mesh_shape)
             at_start.insert(ir.Operation.parse(
                 f"sdy.mesh @{symbol} = <[{axes}]>"))
 
@@ -338,7 +405,7 @@ def add_entry_shardings(module: Any, func_op: Any,
                 placement = placements.get(i)
                 if placement is not None and placement.axes is not None:
                     entries["sdy.sharding"] = ir.Attribute.parse(
-                        _sharding_text(symbols[placement.mesh],
+                        _sharding_text(symbols[shape_of(placement)],
                                        placement.axes))
                 dicts.append(ir.DictAttr.get(entries))
             func_op.attributes[attr_name] = ir.ArrayAttr.get(dicts)
