@@ -225,6 +225,24 @@ def test_schedules(schedule):
     assert all(kind == "ifrt.CopyArrays" for kind, *_ in ours["moves"])
 
 
+def test_zero_bubble_v():
+    """ZB-V: two stages per mesh in a V, split backwards; each mesh's calls
+    (both of its stages) wait for the one before, in the V's order."""
+    import models
+
+    meshes = MESHES[:2]
+    assignment = models.v_assignment(4, meshes)
+    topology = {name: four_meshes()[name] for name in meshes}
+    config = mpmd.make_config(topology, assignment,
+                              pipeline_schedule="zero-bubble-v")
+    params, tokens, targets = transformer_data(4, 4)
+    lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
+        params, tokens, targets)
+    ours = check_like_shardy(lowered)
+    on_first = [call for call in ours["calls"] if call["mesh"] == '"m1"']
+    assert all(call["after"] for call in on_first[1:])
+
+
 def test_offloaded_activations_move_between_memory_kinds():
     """Residuals kept in pinned host memory: copies on one mesh between
     memory kinds, arrays with `memory_kind = "pinned_host"`."""
