@@ -21,8 +21,8 @@ from mpmd.errors import CompilerError, Diagnostic
 
 __all__ = ["FragmentKind", "ImportOptions", "OptimizeOptions", "Partitioner",
            "ScheduleKind", "compile_to_plan", "fragment_kind_spellings",
-           "op_catalog", "parse", "run_pipeline", "schedule_kind_spellings",
-           "verify"]
+           "lower_to_ifrt", "op_catalog", "parse", "run_pipeline",
+           "schedule_kind_spellings", "verify"]
 
 # The compiler's enums (TableGen, MpmdAttrs.td), bound by the extension.
 ScheduleKind = _mpmd_compiler.ScheduleKind
@@ -86,6 +86,20 @@ def compile_to_plan(text: str, pipeline: str, *,
         return _mpmd_compiler.compile_to_plan(text, pipeline, source_name)
     except _mpmd_compiler.DiagnosticError as error:
         _raise_compiler_error(error)
+
+
+def lower_to_ifrt(text: str, *,
+                  source_name: str = DEFAULT_SOURCE_NAME) -> str:
+    """An exported MPMD program (what `Lowered.as_text("mpmd")` and the
+    `mpmd-export` pipeline print) as IFRT IR, the form Pathways and XLA's
+    IFRT IR runtime run (pass `mpmd-lower-to-ifrt`). The IFRT ops print in
+    generic form, which jaxlib's IFRT dialect parses.
+
+    Raises CompilerError when `text` is not an exported program (a
+    fragment left in the main function, say).
+    """
+    return run_pipeline(text, "builtin.module(mpmd-lower-to-ifrt)",
+                        source_name=source_name)
 
 
 @dataclass(frozen=True)

@@ -77,11 +77,12 @@ class NamedShardings:
 def _dialect(dialect: str | None) -> str:
     if dialect in (None, "mpmd"):
         return "mpmd"
-    if dialect == "stablehlo":
-        return "stablehlo"
+    if dialect in ("stablehlo", "ifrt"):
+        return dialect
     raise MpmdError(f"not supported yet: dialect {dialect!r}; an MPMD program "
-                    "is available as 'mpmd' (the partitioned program) or "
-                    "'stablehlo' (what JAX lowered)")
+                    "is available as 'mpmd' (the partitioned program), "
+                    "'stablehlo' (what JAX lowered) or 'ifrt' (the "
+                    "partitioned program as IFRT IR)")
 
 
 def _program_shardings(mesh: Mesh, layouts: Sequence[Any]
@@ -104,6 +105,8 @@ class Lowered:
         self._mpmd_text = mpmd_text
         self._jax_text = jax_text
         self._jax_module = jax_module
+        # as_text("ifrt"), made on first use.
+        self._ifrt_text: str | None = None
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.static_argnums = static_argnums
@@ -120,9 +123,19 @@ class Lowered:
         """The program as text. `None` or "mpmd": the exported MPMD program
         (main function plus one function per distinct SPMD program);
         "stablehlo": what JAX lowered, with the topology, before
-        partitioning (generic form)."""
-        if _dialect(dialect) == "mpmd":
+        partitioning (generic form); "ifrt": the exported program as IFRT
+        IR (what Shardy:MPMD hands to Pathways and XLA's IFRT IR runtime:
+        calls of atom programs on device lists, copies and reshards between
+        them; the IFRT ops in generic form)."""
+        kind = _dialect(dialect)
+        if kind == "mpmd":
             return self._mpmd_text
+        if kind == "ifrt":
+            if self._ifrt_text is None:
+                from mpmd.compiler import lower_to_ifrt  # noqa: PLC0415
+
+                self._ifrt_text = lower_to_ifrt(self._mpmd_text)
+            return self._ifrt_text
         return self._jax_text
 
     def jax_text(self) -> str:
@@ -133,12 +146,25 @@ class Lowered:
         """The program as an MLIR module of jaxlib's bindings (as
         `jax.stages.Lowered.compiler_ir`): "stablehlo" is JAX's module with
         the topology; `None` or "mpmd" the partitioned program, parsed with
-        the mpmd dialect left opaque (jaxlib does not know it)."""
+        the mpmd dialect left opaque (jaxlib does not know it); "ifrt" the
+        program as IFRT IR, parsed and verified with jaxlib's own IFRT
+        dialect (which needs jaxlib's Shardy:MPMD extension; MpmdError
+        without it)."""
         from jax._src.interpreters import mlir as jax_mlir  # noqa: PLC0415
         from jax._src.lib.mlir import ir  # noqa: PLC0415
 
-        if _dialect(dialect) == "stablehlo":
+        kind = _dialect(dialect)
+        if kind == "stablehlo":
             return self._jax_module
+        if kind == "ifrt":
+            from mpmd import jaxlib_dialects  # noqa: PLC0415
+
+            with jaxlib_dialects.context():
+                module = ir.Module.parse(self.as_text("ifrt"))
+                if not module.operation.verify():
+                    raise MpmdError("the IFRT IR program does not verify "
+                                    "with jaxlib's IFRT dialect")
+                return module
         from mpmd.compiler import parse  # noqa: PLC0415
 
         context = jax_mlir.make_ir_context()

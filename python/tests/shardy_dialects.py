@@ -1,54 +1,26 @@
 """The real Shardy:MPMD, as shipped in the pinned jaxlib (`jaxlib._sdy_mpmd`),
 as a judge of the IR mpmd prints: `parse(text)` parses and verifies a module
 with jaxlib's own `mpmd`, `sdy` and IFRT dialects, `lower_to_ifrt(module)`
-runs Shardy's lowering to IFRT IR on it.
-
-The pip wheel's `_sdy_mpmd` imports its nanobind types from `jax.jaxlib._jax`,
-the module path of Google's internal build; here that one submodule is
-registered under that name before the import (the wheel keeps it as
-`jaxlib._jax`).
+runs Shardy's lowering to IFRT IR on it. Loading the extension and its
+dialects is `mpmd.jaxlib_dialects`' work (`Lowered.compiler_ir("ifrt")`
+uses it too).
 """
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import Any
+
+from mpmd import jaxlib_dialects
 
 
 def sdy_mpmd() -> Any:
     """jaxlib's `_sdy_mpmd` extension."""
-    import jaxlib  # noqa: PLC0415
-    import jaxlib._jax  # noqa: PLC0415
-
-    if "jax.jaxlib._jax" not in sys.modules:
-        package = sys.modules.get("jax.jaxlib")
-        if package is None:
-            package = types.ModuleType("jax.jaxlib")
-            package.__path__ = []
-            sys.modules["jax.jaxlib"] = package
-        package._jax = jaxlib._jax
-        sys.modules["jax.jaxlib._jax"] = jaxlib._jax
-    from jaxlib import _sdy_mpmd  # noqa: PLC0415
-
-    return _sdy_mpmd
+    return jaxlib_dialects.sdy_mpmd()
 
 
 def context() -> Any:
-    """A JAX MLIR context with jaxlib's MPMD and IFRT dialects loaded (they
-    load on the first call into the extension)."""
-    from jax._src.interpreters import mlir as jax_mlir  # noqa: PLC0415
-    from jax._src.lib.mlir import ir  # noqa: PLC0415
-
-    extension = sdy_mpmd()
-    ctx = jax_mlir.make_ir_context()
-    with ctx:
-        try:
-            extension.lower_to_ifrt(ir.Module.parse(
-                "module { func.func public @main() { return } }"))
-        except Exception:  # noqa: BLE001 - "not an MPMD module": loaded
-            pass
-    return ctx
+    """A JAX MLIR context with jaxlib's MPMD and IFRT dialects loaded."""
+    return jaxlib_dialects.context()
 
 
 def parse(text: str) -> Any:

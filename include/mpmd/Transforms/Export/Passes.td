@@ -118,6 +118,32 @@ def DeclareSdyMeshesPass : Pass<"mpmd-declare-sdy-meshes", "ModuleOp"> {
   }];
 }
 
+def LowerToIfrtPass : Pass<"mpmd-lower-to-ifrt", "ModuleOp"> {
+  let summary = "Lowers an exported MPMD program to IFRT IR";
+  let description = [{
+    IFRT IR is what Shardy:MPMD hands to Pathways and to XLA's IFRT IR
+    runtime. The entry function becomes an `ifrt.function` over
+    `!ifrt.array<tensor<...>, #ifrt.sharding_param<...>, [device ids]>`s
+    (meshes get consecutive device ids in topology order, from 0); each
+    `mpmd.fragment_call` becomes an `ifrt.Call @<program>::@main` on its
+    mesh's devices (with `ifrt.mesh_name`, `io_aliases` and
+    `donated_input_indices` from the program's `tf.aliasing_output` and
+    `jax.buffer_donor`, and a control dependency on the previous call on
+    those devices, which keeps each mesh's schedule); each `mpmd.transfer`
+    becomes an `ifrt.CopyArrays` (the layout stays, the devices or memory
+    kind change) or an `ifrt.Reshard` (the layout changes), consecutive
+    ones between the same devices merged into one op. Donated entry
+    arguments get `ifrt.donated`. Each called program moves into a private
+    nested `module @<program>` as its public `@main`, with the functions
+    and `sdy.mesh` declarations it refers to. The IFRT dialect is not
+    registered here: its ops, types and attributes are built by name and
+    print in the form jaxlib's IFRT dialect parses. Runs on what
+    `mpmd-export` leaves (an entry function of fragment_calls and
+    transfers); anything else left there is an error.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def PrintExecutionPlanPass : Pass<"mpmd-print-execution-plan", "ModuleOp"> {
   let summary = "Prints the execution plan of an exported program as JSON";
   let description = [{
