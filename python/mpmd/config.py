@@ -13,7 +13,7 @@ from mpmd.errors import MpmdError
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
            "PartitioningOptions", "SHARDY_OPTIONS", "AssignmentError",
-           "make_config", "mesh_names",
+           "is_abstract", "make_config", "mesh_names",
            "validate_and_merge_partitioning_options"]
 
 # Mesh names are spelled inside the topology attribute and the programs'
@@ -205,9 +205,18 @@ def _check_assigned_name(name: Any) -> str:
 def _check_mesh(name: str, mesh: Any) -> None:
     import jax  # noqa: PLC0415
 
-    if not isinstance(mesh, jax.sharding.Mesh):
-        raise ConfigError(f"topology[{name!r}] must be a jax.sharding.Mesh, "
-                          f"got {type(mesh).__name__}")
+    if not isinstance(mesh, (jax.sharding.Mesh, jax.sharding.AbstractMesh)):
+        raise ConfigError(f"topology[{name!r}] must be a jax.sharding.Mesh "
+                          "(or a jax.sharding.AbstractMesh, to lower without "
+                          f"devices), got {type(mesh).__name__}")
+
+
+def is_abstract(mesh: Any) -> bool:
+    """Whether a topology mesh is a `jax.sharding.AbstractMesh`: a shape
+    without devices, enough to lower but not to compile."""
+    import jax  # noqa: PLC0415
+
+    return isinstance(mesh, jax.sharding.AbstractMesh)
 
 
 _FIELD_NAMES = frozenset(f.name for f in fields(PartitioningOptions))
@@ -429,6 +438,8 @@ def make_config(topology: Mapping[str, Any],
     for name, mesh in topology.items():
         _check_mesh_name(name)
         _check_mesh(name, mesh)
+        if is_abstract(mesh):
+            continue
         for device in mesh.devices.flat:
             if device.id in owner:
                 raise ConfigError(
@@ -659,15 +670,19 @@ def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None
 def mesh_names(pytree: Any, topology: Mapping[str, Any]) -> Any:
     """The name of the topology mesh of each leaf of `pytree` (arrays,
     ShapeDtypeStructs or NamedShardings with a sharding, or meshes), as
-    Shardy:MPMD's `mesh_names`; None for an abstract mesh. A mesh outside
-    the topology is a ConfigError naming it."""
+    Shardy:MPMD's `mesh_names`; None for an abstract mesh (unless it is
+    one mesh of a topology of abstract meshes, and no other: JAX may hand
+    out one object for equal abstract meshes). A mesh outside the topology
+    is a ConfigError naming it."""
     import jax  # noqa: PLC0415
 
     def name_of(mesh: Any) -> str | None:
         if isinstance(mesh, jax.sharding.AbstractMesh):
-            return None
+            names = [name for name, candidate in topology.items()
+                     if mesh is candidate]
+            return names[0] if len(names) == 1 else None
         for name, candidate in topology.items():
-            if mesh is candidate or mesh == candidate:
+            if mesh == candidate:
                 return name
         raise ConfigError(f"Mesh {mesh} with devices "
                           f"{[d.id for d in mesh.devices.flat]} is not in the "

@@ -22,7 +22,7 @@ from mpmd import diagnostics
 from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
                            ScheduleKind, schedule_kind_spellings)
 from mpmd.config import (AssignmentError, ConfigError, MpmdConfig,
-                         is_pipeline_schedule, split_memory_kind)
+                         is_abstract, is_pipeline_schedule, split_memory_kind)
 from mpmd.errors import MpmdError
 from mpmd.runtime.executor import require_memory_kind
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
@@ -86,8 +86,9 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
         # Before partitioning: a backend without host memory cannot run
         # the program that would come out.
         for name, mesh in config.topology.items():
-            require_memory_kind(name, mesh, "pinned_host",
-                                "offload_activations")
+            if not is_abstract(mesh):  # else checked when compiled
+                require_memory_kind(name, mesh, "pinned_host",
+                                    "offload_activations")
     schedule = opts.pipeline_schedule
     rules = opts.fragment_merge_rules or ()
     order = None

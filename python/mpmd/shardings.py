@@ -89,8 +89,14 @@ def flat_prefix(prefix: Any, tree: Any, count: int, what: str) -> list[Any]:
 
 
 def _mesh_name(mesh: Any, topology: Mapping[str, Mesh]) -> str | None:
+    if isinstance(mesh, jax.sharding.AbstractMesh):
+        # Abstract meshes of one shape are equal, and JAX may hand out one
+        # object for both: a mesh is named only when one entry is it.
+        names = [name for name, candidate in topology.items()
+                 if mesh is candidate]
+        return names[0] if len(names) == 1 else None
     for name, candidate in topology.items():
-        if mesh is candidate or mesh == candidate:
+        if mesh == candidate:
             return name
     return None
 
@@ -100,7 +106,7 @@ def _describe_mesh(mesh: Any) -> str:
         ids = [d.id for d in mesh.devices.flat]
         axes = ", ".join(f"{n}={s}" for n, s in mesh.shape.items())
         return f"<{axes}> on devices {ids}"
-    except AttributeError:
+    except (AttributeError, ValueError):  # an AbstractMesh has no devices
         return repr(mesh)
 
 
@@ -150,10 +156,13 @@ def check_axes(axes: tuple[tuple[str, ...], ...], shape: Sequence[int],
                 f"{'x'.join(dim_axes)} on mesh {mesh_name!r}")
 
 
-def _abstract_axes(sharding: Any) -> tuple[tuple[str, int], ...] | None:
-    """The axis sizes of a NamedSharding on an abstract mesh, else None."""
+def _abstract_axes(sharding: Any, topology: Mapping[str, Mesh]
+                   ) -> tuple[tuple[str, int], ...] | None:
+    """The axis sizes of a NamedSharding on an abstract mesh that is not
+    itself a topology mesh, else None."""
     if isinstance(sharding, NamedSharding) and isinstance(
-            sharding.mesh, jax.sharding.AbstractMesh):
+            sharding.mesh, jax.sharding.AbstractMesh) and \
+            _mesh_name(sharding.mesh, topology) is None:
         return tuple(sharding.mesh.shape.items())
     return None
 
@@ -166,7 +175,7 @@ def _from_sharding(sharding: Any, topology: Mapping[str, Mesh], rank: int,
     a mesh); raises for a NamedSharding off the topology."""
     if isinstance(sharding, PartitionSpec):
         return None, _axes_of(sharding, rank, where)
-    if _abstract_axes(sharding) is not None:
+    if _abstract_axes(sharding, topology) is not None:
         if sharding.memory_kind not in (None, "device"):
             raise ShardingError(
                 f"{where}: not supported yet: {given_as} with memory kind "
@@ -217,6 +226,8 @@ def _committed_placement(value: Any, topology: Mapping[str, Mesh],
         # Replicated on exactly one mesh's devices (a jax.jit result, say).
         devices = set(sharding.device_set)
         for name, mesh in topology.items():
+            if isinstance(mesh, jax.sharding.AbstractMesh):
+                continue
             if set(mesh.devices.flat) == devices and len(devices) > 1:
                 return name, ((),) * len(value.shape)
     return None
@@ -230,7 +241,7 @@ def _with_given(given: Any, mesh: str | None, source: str, shape: tuple,
     stays None for a layout on an abstract mesh that no source places."""
     given_mesh, axes = _from_sharding(given, topology, len(shape), where,
                                       option)
-    abstract = _abstract_axes(given)
+    abstract = _abstract_axes(given, topology)
     if abstract is not None:
         if mesh is not None:
             _check_abstract_fits(abstract, mesh, topology, where, option)
@@ -309,7 +320,7 @@ def input_placements(leaves: Sequence[Any], paths: Sequence[str],
                     f"input_mesh_assignment puts it on {mesh!r}; move it "
                     "there or change the assignment")
             mesh, axes = committed
-        abstract = _abstract_axes(given) if mesh is None else None
+        abstract = _abstract_axes(given, topology) if mesh is None else None
         if given is not None:
             source = ("the array's own sharding" if committed
                       else "input_mesh_assignment")
@@ -339,7 +350,7 @@ def output_placements(shapes: Sequence[tuple[int, ...]],
             zip(shapes, paths, out_shardings)):
         where = f"result {path}" if not path.startswith("result") else path
         mesh, axes = assigned.get(index), None
-        abstract = _abstract_axes(given) if mesh is None else None
+        abstract = _abstract_axes(given, topology) if mesh is None else None
         if given is not None:
             mesh, axes = _with_given(given, mesh, "output_mesh_assignment",
                                      shape, where, "out_shardings", topology)

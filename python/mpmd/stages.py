@@ -33,7 +33,7 @@ from jax.sharding import Mesh, NamedSharding
 from mpmd import arguments, diagnostics, lowering
 from mpmd.compiler import Partitioner
 from mpmd.config import (AssignmentError, ConfigError,
-                         FunctionIOMeshAssignment, MpmdConfig, mesh_names,
+                         FunctionIOMeshAssignment, MpmdConfig, is_abstract,
                          split_memory_kind)
 from mpmd.errors import CompilerError, MpmdError
 from mpmd.runtime import processes
@@ -83,6 +83,18 @@ def _dialect(dialect: str | None) -> str:
                     "is available as 'mpmd' (the partitioned program), "
                     "'stablehlo' (what JAX lowered) or 'ifrt' (the "
                     "partitioned program as IFRT IR)")
+
+
+def _require_devices(topology: dict[str, Any], what: str) -> None:
+    """Compiling needs devices: a topology of abstract meshes lowers only."""
+    abstract = [name for name, mesh in topology.items() if is_abstract(mesh)]
+    if abstract:
+        raise ConfigError(
+            f"cannot {what}: the topology's meshes {abstract} are "
+            "jax.sharding.AbstractMesh, which have no devices. An abstract "
+            "topology lowers (as_text, function_named_shardings, the plan); "
+            "give jax.sharding.Mesh(devices, axis_names) of the same shapes "
+            "to compile and run")
 
 
 def _program_shardings(mesh: Mesh, layouts: Sequence[Any]
@@ -179,6 +191,7 @@ class Lowered:
         from mpmd.runtime.program import lower_program  # noqa: PLC0415
 
         topology = dict(self.config.topology)
+        _require_devices(topology, "estimate costs")
         costs = {}
         for name, spec in self.plan.programs.items():
             mesh = topology[spec.mesh]
@@ -192,24 +205,28 @@ class Lowered:
     @property
     def function_named_shardings(self) -> NamedShardings:
         meshes = dict(self.config.topology)
-        ins = [sharding_for(spec, meshes) for spec in self.plan.inputs]
-        outs = [sharding_for(spec, meshes) for spec in self.plan.outputs]
+        return NamedShardings(*self._io_trees(
+            lambda spec: sharding_for(spec, meshes)))
+
+    def _io_trees(self, leaf: Callable[[Any], Any]) -> tuple[Any, Any]:
+        """`leaf` of each input and output spec of the plan, as pytrees
+        shaped like the arguments and the results."""
+        ins = [leaf(spec) for spec in self.plan.inputs]
+        outs = [leaf(spec) for spec in self.plan.outputs]
         args_tree = self.in_tree.children()[0] if self.in_tree.num_leaves else self.in_tree
         try:
             inputs = jax.tree_util.tree_unflatten(args_tree, ins)
         except ValueError:
             inputs = jax.tree_util.tree_unflatten(self.in_tree, ins)
-        return NamedShardings(inputs,
-                              jax.tree_util.tree_unflatten(self.out_tree, outs))
+        return inputs, jax.tree_util.tree_unflatten(self.out_tree, outs)
 
     @property
     def function_mesh_assignment(self) -> FunctionIOMeshAssignment:
         """The mesh of each input and output, as pytrees of mesh names
-        shaped like `function_named_shardings`."""
-        shardings = self.function_named_shardings
-        return FunctionIOMeshAssignment(
-            mesh_names(shardings.inputs, self.config.topology),
-            mesh_names(shardings.outputs, self.config.topology))
+        shaped like `function_named_shardings` (read from the plan: the
+        abstract meshes of an abstract topology may be equal objects)."""
+        return FunctionIOMeshAssignment(*self._io_trees(
+            lambda spec: spec.mesh))
 
     def programs_by_mesh(self) -> dict[str, list[str]]:
         """Per mesh, the distinct programs compiled for it."""
@@ -243,6 +260,7 @@ class Lowered:
     def compile(self) -> "Compiled":
         start = time.perf_counter()
         topology = dict(self.config.topology)
+        _require_devices(topology, "compile")
         # In a multi-controller job, every process must run this same plan
         # (else they wait on each other's transfers forever).
         processes.agree_on_plan(
@@ -640,9 +658,10 @@ class MpmdFunction:
                     "memory kind says where a value lives, so only named "
                     f"tensors take one, and {name!r} is a named_computation;"
                     f" assign it to {mesh!r}")
-            require_memory_kind(mesh, topology[mesh], kind,
-                                f"named tensor {name!r} (assigned "
-                                f"{mesh + '#' + kind!r})")
+            if not is_abstract(topology[mesh]):  # else checked by compile
+                require_memory_kind(mesh, topology[mesh], kind,
+                                    f"named tensor {name!r} (assigned "
+                                    f"{mesh + '#' + kind!r})")
         for name in unused:
             diagnostics.warn(
                 f"assignment entry {name!r} matches no named_computation or "

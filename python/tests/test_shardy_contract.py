@@ -407,3 +407,35 @@ def test_plain_jit_lowers_a_named_computation_as_a_function():
     header = re.search(r"func\.func private @named_computation_x\(.*", text)
     assert header is not None and "%arg1" in header.group(0)
     assert float(jax.jit(static, static_argnames="config")(x, 3)[0]) == 3.0
+
+
+# --- a topology of abstract meshes lowers without devices ------------------------
+
+def test_abstract_topology_lowers_and_refuses_to_compile():
+    shape = jax.sharding.AbstractMesh((4,), ("x",))
+    topology = {"m1": shape, "m2": jax.sharding.AbstractMesh((4,), ("x",))}
+    config = mpmd.make_config(topology, {"stage1": "m1", "stage2": "m2"})
+    assert config.sharding_mesh == shape
+    args = (np.ones((4, 4), np.float32),) * 2 + (np.ones((8, 4), np.float32),)
+    function = mpmd.jit(two_stages, config, in_shardings=(
+        None, None, NamedSharding(topology["m1"], P("x"))))
+    lowered = function.lower(*args)
+    assert "mpmd.fragment_call" in lowered.as_text("mpmd")
+    assignment = lowered.function_mesh_assignment
+    assert assignment.input_meshes == ("m1", "m2", "m1")
+    assert assignment.output_meshes == "m2"
+    assert lowered.function_named_shardings.input_specs[2].spec == P("x")
+    for what, action in (("compile", lowered.compile),
+                         ("estimate costs", lowered.cost_analysis),
+                         ("compile", lambda: function(*args))):
+        with pytest.raises(mpmd.ConfigError, match=re.escape(
+                f"cannot {what}: the topology's meshes ['m1', 'm2'] are "
+                "jax.sharding.AbstractMesh, which have no devices")):
+            action()
+    # Equal abstract meshes may be one object: a sharding on it names no
+    # mesh of the two.
+    shared = topology["m1"] is topology["m2"]
+    assert mpmd.mesh_names(NamedSharding(shape, P()), topology) == (
+        None if shared else "m1")
+    unique = {"m1": jax.sharding.AbstractMesh((2,), ("y",)), "m2": shape}
+    assert mpmd.mesh_names(unique["m1"], unique) == "m1"
