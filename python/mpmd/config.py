@@ -485,22 +485,15 @@ def make_config(topology: Mapping[str, Any],
                 raise ConfigError(f"name_to_stage_assignment[{name!r}] is "
                                   f"{stage!r}; stages are integers >= 0")
         if target not in topology:
-            mesh, kind = (split_memory_kind(target) if isinstance(target, str)
-                          else (None, None))
-            if mesh in topology:
-                # "m1#pinned_host": a named tensor kept in that memory of
-                # the mesh (a named computation with one is refused once
-                # the program says which names are computations).
-                if kind not in MEMORY_KINDS:
-                    raise ConfigError(
-                        f"assignment[{name!r}] is {target!r}, whose memory "
-                        f"kind {kind!r} is not one of {list(MEMORY_KINDS)}")
-                normalized[name] = (target, stage)
-                continue
-            raise ConfigError(  # _check_assigned_meshes saw to the rest
-                f"assignment[{name!r}] is {target!r}, which is not a mesh of "
-                f"the topology (meshes: {sorted(topology)}) nor a memory of "
-                "one (\"mesh#pinned_host\")")
+            # "m1#pinned_host" (_check_assigned_meshes saw that "m1" is a
+            # mesh): a named tensor kept in that memory of the mesh (a named
+            # computation with one is refused once the program says which
+            # names are computations).
+            kind = split_memory_kind(target)[1]
+            if kind not in MEMORY_KINDS:
+                raise ConfigError(
+                    f"assignment[{name!r}] is {target!r}, whose memory "
+                    f"kind {kind!r} is not one of {list(MEMORY_KINDS)}")
         normalized[name] = (target, stage)
 
     if isinstance(partitioning_options, PartitioningOptions):
