@@ -209,21 +209,18 @@ def test_jit_keywords_shardings_and_mesh_assignment():
 
 
 def test_compile_errors_are_runtime_errors():
-    config = mpmd.make_config(meshes(), {"init": "m1", "stage1": "m1",
-                                         "stage2": "m2"})
+    config = mpmd.make_config(meshes(), {"stage1": "m1", "stage2": "m2"})
 
-    def shared(w, x):
-        # p is read on both meshes: its gradient adds contributions of both.
-        p = mpmd.named_computation(lambda w: w * 2.0, name="init")(w)
-        h = mpmd.named_computation(lambda p, x: x @ p, name="stage1")(p, x)
-        return jnp.sum(mpmd.named_computation(lambda p, h: h @ p.T,
-                                              name="stage2")(p, h))
+    def two_meshes(x, y):
+        # A sum of values of two meshes, outside any named computation.
+        a = mpmd.named_computation(lambda x: x * 2.0, name="stage1")(x)
+        b = mpmd.named_computation(lambda y: y * 3.0, name="stage2")(y)
+        return a + b
 
     with pytest.raises(RuntimeError, match="infer-cross-mesh-reductions=true "
                                            "or mark its result with "
                                            "mpmd.reduce") as raised:
-        mpmd.jit(jax.grad(shared), config).lower(jnp.ones((4, 4)),
-                                                 jnp.ones((2, 4)))
+        mpmd.jit(two_meshes, config).lower(jnp.ones(4), jnp.ones(4))
     assert isinstance(raised.value, mpmd.CompilerError)
     assert "mpmd_infer_cross_mesh_reductions" in str(raised.value)
 
