@@ -10,7 +10,9 @@ gradients accumulated over microbatches with `mpmd.fori_loop`: first with
 Shardy's built-in 1F1B (`mpmd_pipeline_schedule`), then with the
 zero-bubble schedule of `pipeline_registry`. Both are checked against
 `jax.jit` of the same function; the MPMD program is printed with
-`as_text("mpmd")`.
+`as_text("mpmd")`, and the start of its IFRT IR (what Shardy:MPMD hands to
+Pathways) with `as_text("ifrt")`; pass a path to write the whole IFRT IR
+there.
 
 Last, what Shardy:MPMD cannot do without Pathways: a module that the real
 Shardy:MPMD partitioned (this `train_step` at 4 microbatches of width 8,
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import sys
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
@@ -85,7 +88,12 @@ def run(config: mpmd.MpmdConfig, params, xs, ys, title: str) -> str:
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     print(f"{title}: equals jax.jit; loss {float(got[1]):.5f}")
     print(lowered.schedule_text())
+    IFRT[title] = lowered.as_text("ifrt")
     return lowered.as_text("mpmd")
+
+
+# Each pipeline's program as IFRT IR, by title.
+IFRT: dict[str, str] = {}
 
 
 SHARDY_MODULES = (pathlib.Path(__file__).resolve().parents[1] / "python"
@@ -114,7 +122,7 @@ def run_shardy_partitioned(meshes: dict[str, jax.sharding.Mesh]) -> str:
     return run.schedule_text()
 
 
-def main() -> dict[str, str]:
+def main(ifrt_path: str | None = None) -> dict[str, str]:
     meshes = topology()
     names = {f"stage{i}": f"mesh{i}" for i in range(STAGES)}
     stages = {f"stage{i}": i for i in range(STAGES)}
@@ -133,9 +141,17 @@ def main() -> dict[str, str]:
              "ZERO_BUBBLE_H1": run(zero_bubble, params, xs, ys,
                                    "ZERO_BUBBLE_H1")}
     print("\n".join(texts["1F1B"].splitlines()[:6]))
+    texts["1F1B_ifrt"] = IFRT["1F1B"]
+    calls = [line.strip() for line in IFRT["1F1B"].splitlines()
+             if '"ifrt.Call"' in line or "ifrt.Call " in line]
+    print(f"as IFRT IR: {len(calls)} ifrt.Call ops, the first:")
+    print(calls[0][:160] if calls else "(none)")
+    if ifrt_path is not None:
+        pathlib.Path(ifrt_path).write_text(IFRT["1F1B"])
+        print(f"wrote the IFRT IR of 1F1B to {ifrt_path}")
     texts["shardy_partitioned_schedule"] = run_shardy_partitioned(meshes)
     return texts
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

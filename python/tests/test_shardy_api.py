@@ -316,6 +316,10 @@ def test_shardy_style_script_runs_with_only_imports_changed():
     assert "weight_gradient" in texts["ZERO_BUBBLE_H1"]
     assert texts["ZERO_BUBBLE_H1"].count("fragment_call") > \
         texts["1F1B"].count("fragment_call")
+    # The same program as IFRT IR: a call per fragment_call.
+    ifrt = texts["1F1B_ifrt"]
+    assert ifrt.count("ifrt.Call") == texts["1F1B"].count(
+        "mpmd.fragment_call")
 
 
 def test_schedule_impl_names_the_registry_predicates():

@@ -155,7 +155,7 @@ def test_a_deleted_input_reaching_the_loop_is_named():
 
 
 def test_the_jit_wrapper_skips_the_signature_for_placed_arrays(monkeypatch):
-    import mpmd.stages as stages
+    import mpmd.arguments as arguments
 
     f, compiled, x, y = _compiled_chain()
     step = mpmd.jit(f, mpmd.make_config(
@@ -166,7 +166,7 @@ def test_the_jit_wrapper_skips_the_signature_for_placed_arrays(monkeypatch):
     def no_signature(value):
         raise AssertionError("the signature was computed")
 
-    monkeypatch.setattr(stages, "_leaf_key", no_signature)
+    monkeypatch.setattr(arguments, "leaf_key", no_signature)
     # Arrays laid out as the program's inputs: run without a signature.
     np.testing.assert_allclose(step(x, y), first)
     np.testing.assert_allclose(step(first, y), jax.jit(f)(first, y))

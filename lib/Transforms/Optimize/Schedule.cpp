@@ -19,6 +19,7 @@
 
 #include <queue>
 #include <set>
+#include <tuple>
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_SCHEDULEPASS
@@ -85,6 +86,11 @@ public:
         return failure();
       for (unsigned i = 1; i < order->size(); ++i)
         scheduleEdges.emplace_back((*order)[i - 1], (*order)[i]);
+      unsigned meshIndex = llvm::find(topology.getMeshNames(), mesh) -
+                           topology.getMeshNames().begin();
+      for (auto [position, fragment] : llvm::enumerate(*order))
+        placeInSchedule[fragment] = {static_cast<int64_t>(position),
+                                     meshIndex};
     }
     return sortAndReorder();
   }
@@ -314,6 +320,8 @@ private:
     for (auto [from, to] : scheduleEdges)
       addEdge(index[from], index[to], /*bySchedule=*/true);
 
+    // First the order itself: ties broken by the original position, so
+    // unrelated ops stay put.
     std::priority_queue<unsigned, std::vector<unsigned>, std::greater<>> ready;
     for (unsigned i = 0; i < n; ++i)
       if (indegree[i] == 0)
@@ -329,10 +337,76 @@ private:
     }
     if (sorted.size() != n)
       return reportCycle(indegree, predecessors);
+    sorted = interleaveMeshes(sorted, successors);
     Operation *terminator = block.getTerminator();
     for (unsigned i : sorted)
       nodes[i]->moveBefore(terminator);
     return success();
+  }
+
+  /// `sorted` with each mesh's sequence of fragments kept and the meshes
+  /// interleaved as a wavefront, as Shardy:MPMD prints them: of the ops
+  /// ready, the one earliest in its mesh's schedule goes first (ties: the
+  /// earlier mesh of the topology); a fragment the schedule does not place
+  /// (inferred, or outside the loop) follows the one before it on its
+  /// mesh; transfers go as soon as their value is there.
+  std::vector<unsigned>
+  interleaveMeshes(ArrayRef<unsigned> sorted,
+                   const std::vector<SmallVector<unsigned>> &successors) {
+    unsigned n = nodes.size();
+    auto topology =
+        func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+    SmallVector<StringRef> meshNames = topology.getMeshNames();
+    using Key = std::tuple<int64_t, unsigned, unsigned>;
+    std::vector<Key> keys(n);
+    std::vector<SmallVector<unsigned>> next(n);
+    std::vector<unsigned> indegree(n, 0);
+    for (unsigned i = 0; i < n; ++i)
+      for (unsigned succ : successors[i]) {
+        next[i].push_back(succ);
+        ++indegree[succ];
+      }
+    // Per mesh: the last fragment seen, and the schedule position reached.
+    llvm::StringMap<std::pair<unsigned, int64_t>> lane;
+    for (auto [rank, i] : llvm::enumerate(sorted)) {
+      auto fragment = dyn_cast<FragmentOp>(nodes[i]);
+      if (!fragment) {
+        keys[i] = {-1, 0, rank};
+        continue;
+      }
+      StringRef mesh = fragment.getMeshName();
+      unsigned meshIndex = llvm::find(meshNames, mesh) - meshNames.begin();
+      auto placed = placeInSchedule.find(fragment);
+      auto [it, first] = lane.try_emplace(mesh, i, int64_t(-1));
+      int64_t position = placed != placeInSchedule.end()
+                             ? placed->second.first
+                             : it->second.second;
+      if (!first) {
+        next[it->second.first].push_back(i);
+        ++indegree[i];
+      }
+      it->second = {i, position};
+      keys[i] = {position, meshIndex, rank};
+    }
+    std::priority_queue<std::pair<Key, unsigned>,
+                        std::vector<std::pair<Key, unsigned>>, std::greater<>>
+        ready;
+    for (unsigned i = 0; i < n; ++i)
+      if (indegree[i] == 0)
+        ready.push({keys[i], i});
+    std::vector<unsigned> result;
+    while (!ready.empty()) {
+      unsigned current = ready.top().second;
+      ready.pop();
+      result.push_back(current);
+      for (unsigned succ : next[current])
+        if (--indegree[succ] == 0)
+          ready.push({keys[succ], succ});
+    }
+    // `sorted` satisfies every edge added here, so nothing is left over.
+    return result.size() == n ? result
+                              : std::vector<unsigned>(sorted.begin(),
+                                                      sorted.end());
   }
 
   /// Walks back along unsorted predecessors until a node repeats.
@@ -383,6 +457,9 @@ private:
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<std::pair<Operation *, Operation *>> scheduleEdges;
   llvm::MapVector<StringRef, std::set<int64_t>> stagesByMesh;
+  // Per scheduled fragment: its position in its mesh's order, and the
+  // mesh's index in the topology.
+  llvm::DenseMap<Operation *, std::pair<int64_t, unsigned>> placeInSchedule;
 };
 
 struct SchedulePass
