@@ -15,6 +15,8 @@ of are global arrays without addressable shards, as in `jax.jit`.
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -113,6 +115,36 @@ def sharding_for(spec: TensorSpec, meshes: dict[str, Mesh]) -> NamedSharding:
                          memory_kind=spec.memory_kind)
 
 
+def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
+                     workers: int | None = None) -> dict[str, MeshProgram]:
+    """Each program of `specs` (name -> the plan's ProgramSpec) compiled for
+    its mesh, concurrently: XLA compiles without the GIL, so distinct
+    programs compile on as many threads as there are cores (`workers`, or
+    the environment's MPMD_COMPILE_WORKERS; 1 compiles one after another).
+    The result is in `specs`' order whatever finishes first; the first
+    error (in that order) is raised."""
+    def build(name: str, spec: Any) -> MeshProgram:
+        mesh = meshes[spec.mesh]
+        return MeshProgram.compile(
+            spec.module, mesh, name=name,
+            in_shardings=[NamedSharding(mesh, partition_spec(layout))
+                          for layout in spec.in_shardings] or None,
+            out_shardings=[NamedSharding(mesh, partition_spec(layout))
+                           for layout in spec.out_shardings] or None,
+            donate_argnums=spec.donated_args)
+
+    workers = min(len(specs), workers
+                  or int(os.environ.get("MPMD_COMPILE_WORKERS", "0") or 0)
+                  or os.cpu_count() or 1)
+    if workers <= 1:
+        return {name: build(name, spec) for name, spec in specs.items()}
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="mpmd-compile") as pool:
+        futures = {name: pool.submit(build, name, spec)
+                   for name, spec in specs.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
 @dataclass
 class PlanExecutor:
     plan: ExecutionPlan
@@ -138,18 +170,10 @@ class PlanExecutor:
         if processes.is_multiprocess():
             held = frozenset(name for name, mesh in meshes.items()
                              if processes.holds(mesh))
-        programs = {}
-        for name, spec in plan.programs.items():
-            mesh = meshes[spec.mesh]
-            if held is not None and spec.mesh not in held:
-                continue  # another process's mesh
-            programs[name] = MeshProgram.compile(
-                spec.module, mesh, name=name,
-                in_shardings=[NamedSharding(mesh, partition_spec(layout))
-                              for layout in spec.in_shardings] or None,
-                out_shardings=[NamedSharding(mesh, partition_spec(layout))
-                               for layout in spec.out_shardings] or None,
-                donate_argnums=spec.donated_args)
+        programs = compile_programs(
+            {name: spec for name, spec in plan.programs.items()
+             if held is None or spec.mesh in held},  # others: other processes
+            meshes)
         # Constant arguments are placed once; equal ones share their arrays.
         placed: dict[tuple, jax.Array] = {}
         constants: dict[int, list[jax.Array]] = {}
