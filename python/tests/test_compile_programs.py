@@ -56,3 +56,41 @@ def test_the_first_failing_program_in_plan_order_is_reported(
     with pytest.raises(ProgramCompileError) as caught:
         compile_programs(specs, topology, workers=4)
     assert caught.value.program == names[1]
+
+
+def test_equivalent_inputs_are_used_without_a_copy():
+    """An argument whose sharding is equivalent to the program's input (a
+    SingleDeviceSharding on a one-device mesh's device; an equal mesh with
+    other axis names) is passed as it is: the program reads its buffers."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    devices = jax.devices()
+    one = {"m1": Mesh(np.array(devices[:1]), ("x",)),
+           "m2": Mesh(np.array(devices[2:4]), ("x",))}
+
+    def f(a, b):
+        a = mpmd.named_computation(lambda a: a * 2, name="f")(a)
+        return mpmd.named_computation(lambda b: b + 1, name="g")(b), a
+
+    compiled = mpmd.jit(f, mpmd.make_config(one, {"f": "m1", "g": "m2"})
+                        ).lower(jnp.ones(4), jax.device_put(
+                            jnp.ones((2, 4)),
+                            NamedSharding(one["m2"], P("x")))).compile()
+    single = jax.device_put(jnp.arange(4.0), devices[0])
+    renamed = jax.device_put(
+        jnp.ones((2, 4)),
+        NamedSharding(Mesh(np.array(devices[2:4]), ("y",)), P("y")))
+    expected = compiled.executor.input_shardings()
+    assert single.sharding != expected[0]
+    assert renamed.sharding != expected[1]
+    placed = compiled._place_inputs((single, renamed), {})
+    for before, after in zip((single, renamed), placed):
+        assert [s.data.unsafe_buffer_pointer()
+                for s in before.addressable_shards] == [
+            s.data.unsafe_buffer_pointer() for s in after.addressable_shards]
+    b, a = compiled(single, renamed)
+    np.testing.assert_array_equal(a, np.arange(4.0) * 2)
+    np.testing.assert_array_equal(b, np.full((2, 4), 2.0))

@@ -50,6 +50,8 @@ def transfer(x: jax.Array, sharding: NamedSharding) -> jax.Array:
     if src == sharding and getattr(x, "_committed", True):
         return x
     ndim = x.ndim
+    if getattr(x, "_committed", True) and _equivalent(src, sharding, ndim):
+        return relabel(x, sharding)
     try:
         sharding.shard_shape(x.shape)
     except ValueError as e:
@@ -201,3 +203,24 @@ def _reshard(target: NamedSharding) -> Any:
         return a
 
     return jax.jit(identity, out_shardings=target)
+
+
+def _equivalent(source: Any, target: NamedSharding, ndim: int) -> bool:
+    """Whether `source` puts the same pieces on the same devices as
+    `target` (a SingleDeviceSharding on a one-device mesh's device, a mesh
+    equal but for its axis names, ...), as jax's `is_equivalent_to` says."""
+    try:
+        return bool(source.is_equivalent_to(target, ndim))
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def relabel(x: jax.Array, sharding: NamedSharding) -> jax.Array:
+    """`x`'s own buffers, as an array laid out by `sharding`: no copy, for a
+    `sharding` equivalent to `x`'s (each device holds the same piece)."""
+    buffers = {shard.device: shard.data for shard in x.addressable_shards}
+    return jax.make_array_from_single_device_arrays(
+        x.shape, sharding,
+        [buffers[device]
+         for device in sharding.addressable_devices_indices_map(x.shape)])
+
