@@ -94,3 +94,43 @@ def test_equivalent_inputs_are_used_without_a_copy():
     b, a = compiled(single, renamed)
     np.testing.assert_array_equal(a, np.arange(4.0) * 2)
     np.testing.assert_array_equal(b, np.full((2, 4), 2.0))
+
+
+def test_every_program_goes_in_the_users_persistent_cache(tmp_path):
+    """With only jax_compilation_cache_dir set, each program is written to
+    JAX's persistent cache, though each compiles in well under JAX's
+    default 1 s threshold; a second process reads them back."""
+    import os
+    import subprocess
+    import sys
+
+    script = f"""
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+os.environ["JAX_PLATFORMS"] = "cpu"
+import jax, jax.numpy as jnp, numpy as np
+jax.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
+import mpmd
+devices = np.array(jax.devices()[:4]).reshape(2, 2)
+topology = {{"m1": jax.sharding.Mesh(devices[0], ("x",)),
+            "m2": jax.sharding.Mesh(devices[1], ("x",))}}
+def f(x):
+    x = mpmd.named_computation(lambda a: a * 2, name="a")(x)
+    return mpmd.named_computation(lambda a: a + 1, name="b")(x)
+lowered = mpmd.jit(f, mpmd.make_config(topology, {{"a": "m1", "b": "m2"}})
+                   ).lower(jnp.ones(8))
+print(len(lowered.plan.programs), float(lowered.compile()(jnp.ones(8))[0]))
+"""
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    first = subprocess.run([sys.executable, "-c", script], env=env,
+                           capture_output=True, text=True, check=True)
+    programs, value = first.stdout.split()
+    assert value == "3.0"
+    entries = [p for p in tmp_path.iterdir() if p.is_file()]
+    assert len(entries) >= int(programs)
+    second = subprocess.run([sys.executable, "-c", script], env=env,
+                            capture_output=True, text=True, check=True)
+    assert second.stdout.split()[1] == "3.0"
+    # Read back, not written again.
+    assert len([p for p in tmp_path.iterdir() if p.is_file()]) == len(entries)

@@ -12,6 +12,7 @@ work per call is a check that no argument is deleted or uncommitted
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 from dataclasses import dataclass, field
@@ -363,7 +364,8 @@ class MeshProgram:
             # race compiles twice and keeps the first.
             lowered = _lower(name, mesh, source, in_avals, out_avals, ins, outs, donated)
             try:
-                compiled = lowered.compile()
+                with _cache_every_program():
+                    compiled = lowered.compile()
             except Exception as e:  # JaxRuntimeError (XLA), ...
                 raise ProgramCompileError(name, mesh, f"{type(e).__name__}: {e}") from e
             with _cache_lock:
@@ -469,6 +471,19 @@ def lower_program(
     source, in_avals, out_avals, ins, outs, _ = _checked(
         stablehlo_text, mesh, name, in_shardings, out_shardings, ())
     return _lower(name, mesh, source, in_avals, out_avals, ins, outs, ())
+
+
+def _cache_every_program() -> Any:
+    """Where the user set JAX's persistent compilation cache
+    (`jax_compilation_cache_dir`), every program goes in it: an MPMD step
+    is many small programs, each under JAX's default minimum compile time
+    for caching (1 s), which together cost what one large one does. A
+    context of this thread only (JAX's config contexts are thread-local)."""
+    from jax._src import config as jax_config  # noqa: PLC0415
+
+    if not jax.config.jax_compilation_cache_dir:
+        return contextlib.nullcontext()
+    return jax_config.persistent_cache_min_compile_time_secs(0.0)
 
 
 def _checked(
