@@ -596,13 +596,16 @@ void CustomCallOp::getEffects(
 LogicalResult CustomCallOp::verify() {
   if (getCallTargetName().empty())
     return emitOpError("requires a non-empty call_target_name");
-  // API_VERSION_UNSPECIFIED (0) to API_VERSION_TYPED_FFI (4).
-  std::optional<int32_t> version = getApiVersion();
-  if (version && (*version < 0 || *version > 4))
-    return emitOpError() << "api_version " << *version
+  // API_VERSION_UNSPECIFIED (0) to API_VERSION_TYPED_FFI (4); without the
+  // attribute, the original API (1). Read through the attribute: GCC 12
+  // misreads std::optional's payload here (-Wmaybe-uninitialized).
+  IntegerAttr versionAttr = getApiVersionAttr();
+  int64_t version = versionAttr ? versionAttr.getInt() : 1;
+  if (versionAttr && (version < 0 || version > 4))
+    return emitOpError() << "api_version " << version
                          << " is not a known custom call API version (0-4)";
   if (Attribute config = getBackendConfigAttr();
-      config && isa<DictionaryAttr>(config) && version.value_or(1) != 4)
+      config && isa<DictionaryAttr>(config) && version != 4)
     return emitOpError() << "takes a dictionary backend_config only with "
                             "api_version = 4 (typed FFI)";
   if (ArrayAttr callees = getCalledComputationsAttr())
