@@ -14,13 +14,9 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import optax
 import pytest
-from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
+import export_programs
 import mpmd
 import shardy_dialects
 from meshes import MESHES, four_meshes, lower_transformer, transformer_data
@@ -131,16 +127,7 @@ def test_adam_pipeline():
     """The README's program: 1F1B over 8 microbatches on 4 meshes, programs
     shared by microbatches through their constants (specializations move
     into their own modules with the shared program)."""
-    import test_training_loop as loop
-
-    optimizer = optax.adam(1e-2)
-    params = loop.init_params()
-    config = mpmd.make_config(
-        loop.meshes(), loop.stage_assignment(),
-        partitioning_options={"pipeline_schedule": "1f1b",
-                              "infer_transfers": True})
-    lowered = mpmd.jit(loop.make_step(optimizer), config).lower(
-        params, optimizer.init(params), *loop.data())
+    lowered = export_programs.adam_pipeline()
     ours = check_like_shardy(lowered)
     specialized = [name for name in ours["atoms"] if ".c" in name]
     assert specialized
@@ -157,20 +144,7 @@ def test_adam_pipeline():
 
 
 def test_tensor_parallel_transformer_with_donation():
-    import models
-
-    devices = np.array(jax.devices()[:8]).reshape(2, 2, 2)
-    topology = {name: Mesh(devices[i], ("data", "model"))
-                for i, name in enumerate(MESHES[:2])}
-    params, tokens, targets = transformer_data(4, 4)
-    assignment = models.transformer_assignment(4, MESHES[:2])
-    placed = jax.device_put(params, models.transformer_shardings(
-        params, topology, assignment))
-    config = mpmd.make_config(
-        topology, assignment,
-        partitioning_options={"pipeline_schedule": "1f1b"})
-    lowered = mpmd.jit(models.transformer_microbatched_step, config,
-                       donate_argnums=0).lower(placed, tokens, targets)
+    lowered = export_programs.tensor_parallel_transformer()
     ours = check_like_shardy(lowered)
     assert ours["donated"]  # the parameters, given up by the caller
     assert any(call["io_aliases"] != "[]" for call in ours["calls"])
@@ -181,26 +155,7 @@ def test_tensor_parallel_transformer_with_donation():
 def test_heterogeneous_meshes():
     """2 devices ("x",) feeding 2x2 ("x", "y"): the move between layouts
     is a reshard onto devices 2..5."""
-    devices = jax.devices()
-    topology = {"m1": Mesh(np.array(devices[:2]), ("x",)),
-                "m2": Mesh(np.array(devices[2:6]).reshape(2, 2), ("x", "y"))}
-
-    def f(w1, w2, x):
-        h = mpmd.named_computation(lambda w, x: jnp.tanh(x @ w),
-                                   name="a")(w1, x)
-
-        def b(w, h):
-            h = jax.lax.with_sharding_constraint(h, P(None, "y"))
-            return h @ w
-
-        return mpmd.named_computation(b, name="b")(w2, h).sum()
-
-    w1 = jax.device_put(jnp.ones((8, 16)),
-                        NamedSharding(topology["m1"], P(None, "x")))
-    w2 = jax.device_put(jnp.ones((16, 4)),
-                        NamedSharding(topology["m2"], P("y", None)))
-    lowered = mpmd.jit(f, mpmd.make_config(topology, {"a": "m1", "b": "m2"})
-                       ).lower(w1, w2, jnp.ones((4, 8)))
+    lowered = export_programs.heterogeneous_meshes()
     ours = check_like_shardy(lowered)
     assert [call["devices"] for call in ours["calls"]] == [
         "#ifrt<devices[0, 1]>", "#ifrt<devices[2, 3, 4, 5]>"]
@@ -210,17 +165,7 @@ def test_heterogeneous_meshes():
 
 @pytest.mark.parametrize("schedule", ["zero-bubble-h1", "gpipe"])
 def test_schedules(schedule):
-    import models
-
-    params, tokens, targets = transformer_data(4, 4)
-    options = {"pipeline_schedule": schedule}
-    if schedule == "zero-bubble-h1":
-        options["split_backward"] = True
-    config = mpmd.make_config(four_meshes(),
-                              models.transformer_assignment(4, MESHES),
-                              partitioning_options=options)
-    lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
-        params, tokens, targets)
+    lowered = export_programs.transformer_with(schedule)
     ours = check_like_shardy(lowered)
     assert all(kind == "ifrt.CopyArrays" for kind, *_ in ours["moves"])
 
@@ -254,16 +199,7 @@ def test_offloaded_activations_move_between_memory_kinds():
 
 
 def test_compiler_ir_is_jaxlib_ifrt_module():
-    import test_training_loop as loop
-
-    optimizer = optax.adam(1e-2)
-    params = loop.init_params()
-    config = mpmd.make_config(
-        loop.meshes(), loop.stage_assignment(),
-        partitioning_options={"pipeline_schedule": "gpipe",
-                              "infer_transfers": True})
-    lowered = mpmd.jit(loop.make_step(optimizer), config).lower(
-        params, optimizer.init(params), *loop.data())
+    lowered = export_programs.adam_pipeline("gpipe")
     module = lowered.compiler_ir("ifrt")
     text = str(module)
     # jaxlib knows the dialect: it prints the IFRT ops in pretty form.

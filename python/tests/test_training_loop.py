@@ -271,19 +271,26 @@ def test_assignment_typo_names_the_key_and_the_match():
     assert "is 'layr3' a typo for 'layer3'?" in text
 
 
-def test_unmatched_assignment_warns_once_at_the_users_line():
-    assignment = dict(stage_assignment(), lyer2=("m2", 2))
-    config = mpmd.make_config(
-        meshes(), assignment,
-        partitioning_options={"infer_transfers": True})
+def sgd_warnings_about(config, text: str) -> list:
+    """The warnings mentioning `text` that lowering the SGD step under
+    `config` gives; there must be exactly one."""
     optimizer = optax.sgd(1e-2)
     params = init_params()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         mpmd.jit(make_step(optimizer), config).lower(
             params, optimizer.init(params), *data())
-    about = [w for w in caught if "lyer2" in str(w.message)]
+    about = [w for w in caught if text in str(w.message)]
     assert len(about) == 1, [str(w.message) for w in caught]
+    return about
+
+
+def test_unmatched_assignment_warns_once_at_the_users_line():
+    assignment = dict(stage_assignment(), lyer2=("m2", 2))
+    config = mpmd.make_config(
+        meshes(), assignment,
+        partitioning_options={"infer_transfers": True})
+    about = sgd_warnings_about(config, "lyer2")
     assert about[0].filename == __file__
     assert "did you mean 'layer2'?" in str(about[0].message)
 
@@ -319,14 +326,7 @@ def test_stages_against_the_data_flow_warn():
         meshes(), assignment,
         partitioning_options={"pipeline_schedule": "gpipe",
                               "infer_transfers": True})
-    optimizer = optax.sgd(1e-2)
-    params = init_params()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        mpmd.jit(make_step(optimizer), config).lower(
-            params, optimizer.init(params), *data())
-    about = [w for w in caught if "against the data flow" in str(w.message)]
-    assert len(about) == 1, [str(w.message) for w in caught]
+    about = sgd_warnings_about(config, "against the data flow")
     assert about[0].filename == __file__
     # The compiler's location is the user's line too (not mpmd's own).
     assert str(about[0].message).startswith(f"{__file__}:")
