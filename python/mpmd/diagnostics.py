@@ -39,6 +39,10 @@ _OPTIONS = {
     "merge-last-stage": "merge_last_stage",
     "split-backward": "split_backward",
 }
+_OPTION_VALUE = re.compile(
+    r"\b(" + "|".join(map(re.escape, _OPTIONS)) + r")=(true|false)\b")
+# How the compiler names a flat argument of the entry function.
+_ARGUMENT = re.compile(r"\bargument (\d+) of @[\w.$-]+")
 
 
 def user_stacklevel() -> int:
@@ -76,12 +80,12 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {match!r}?" if match else ""
 
 
-def _python_option(option: str, value: str) -> str:
-    key = _OPTIONS.get(option)
-    if key is None:
-        return f"{option}={value}"
-    python_value = {"true": "True", "false": "False"}.get(value, repr(value))
-    return f'partitioning_options={{"{key}": {python_value}}}'
+def _python_option(match: re.Match) -> str:
+    """`partitioning_options={"infer_transfers": True}` for the pass option
+    `infer-transfers=true`."""
+    option, value = match.groups()
+    return (f'partitioning_options={{"{_OPTIONS[option]}": '
+            f'{value.capitalize()}}}')
 
 
 def _retold(message: str, arguments: Sequence[str],
@@ -100,18 +104,14 @@ def _retold(message: str, arguments: Sequence[str],
     message = re.sub(r"output-assignment=(\d+)=MESH",
                      lambda m: "output_mesh_assignment (a mesh for "
                      f"{path(results, m.group(1), 'result')})", message)
-    message = re.sub(r"\bargument (\d+) of @[\w.$-]+",
-                     lambda m: "argument "
-                     + path(arguments, m.group(1), "#"), message)
+    message = _ARGUMENT.sub(
+        lambda m: "argument " + path(arguments, m.group(1), "#"), message)
     message = re.sub(r"\bresult (\d+) of @[\w.$-]+",
                      lambda m: "result " + path(results, m.group(1), "#"),
                      message)
     message = message.replace("input-assignment", "input_mesh_assignment")
     message = message.replace("output-assignment", "output_mesh_assignment")
-    message = re.sub(r"\b(infer-transfers|infer-cross-mesh-reductions|"
-                     r"merge-last-stage|split-backward)=(true|false)\b",
-                     lambda m: _python_option(m.group(1), m.group(2)),
-                     message)
+    message = _OPTION_VALUE.sub(_python_option, message)
     # The compiler's own hint for Python users, now said above.
     message = re.sub(r" \(from Python: [^()]*\)", "", message)
     return message
@@ -122,7 +122,7 @@ def _argument_indices(diagnostics: Sequence[Diagnostic]) -> list[int]:
     for diagnostic in diagnostics:
         for text in [diagnostic.message,
                      *(note.message for note in diagnostic.notes)]:
-            for match in re.finditer(r"\bargument (\d+) of @", text):
+            for match in _ARGUMENT.finditer(text):
                 if int(match.group(1)) not in found:
                     found.append(int(match.group(1)))
     return found
@@ -160,6 +160,5 @@ def retell(error: CompilerError, *, arguments: Sequence[str],
             f"{'their' if len(committed) != 1 else 'its'} committed sharding"
             f" names ({names}{more}); put each on the mesh that uses it, or "
             "pass host data and let mesh inference place it")
-    retold = CompilerError(headline, error.diagnostics, notes=notes,
-                           retold=True)
-    return retold
+    return CompilerError(headline, error.diagnostics, notes=notes,
+                         retold=True)

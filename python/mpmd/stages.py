@@ -463,13 +463,7 @@ class Compiled:
                     f"argument {self._where(args, kwargs, index)} was "
                     "deleted (donated to an earlier call?); pass a live "
                     "array")
-            if isinstance(value, jax.Array) and value.sharding == sharding:
-                placed.append(value)  # already on its mesh: no copy
-            elif isinstance(value, jax.Array) and value._committed:
-                # Device to device, resharding on device where needed.
-                placed.append(self.executor.move(value, sharding))
-            else:
-                placed.append(jax.device_put(value, sharding))  # host data
+            placed.append(self.executor.place(value, sharding))
         return placed
 
     @staticmethod

@@ -118,21 +118,19 @@ struct DeclareSdyMeshesPass
     }
 
     // Declarations nothing names any more (the front end's, say) go.
+    // (MLIR's symbol uses do not look inside types, so walk them here.)
     llvm::StringSet<> used;
+    auto note = [&](FlatSymbolRefAttr ref) { used.insert(ref.getValue()); };
     module.walk([&](Operation *op) {
-      auto collect = [&](Attribute attr) {
-        attr.walk([&](FlatSymbolRefAttr ref) { used.insert(ref.getValue()); });
-      };
-      collect(op->getAttrDictionary());
+      op->getAttrDictionary().walk(note);
       if (Attribute properties = op->getPropertiesAsAttribute())
-        collect(properties);
+        properties.walk(note);
       for (Type type : op->getResultTypes())
-        type.walk([&](FlatSymbolRefAttr ref) { used.insert(ref.getValue()); });
+        type.walk(note);
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (BlockArgument arg : block.getArguments())
-            arg.getType().walk(
-                [&](FlatSymbolRefAttr ref) { used.insert(ref.getValue()); });
+            arg.getType().walk(note);
     });
     for (sdy::MeshOp meshOp : declared)
       if (!used.contains(meshOp.getSymName()))

@@ -1,4 +1,4 @@
-//===- SpecializeConstantArgs.cpp - Constant arguments in their own functions -===//
+//===- SpecializeConstantArgs.cpp - A function per call's constants -----===//
 //
 // A fragment_call that passes `mpmd.constant_args` to a shared program calls
 // instead a function made for those constants: it takes the call's
@@ -77,11 +77,11 @@ struct SpecializeConstantArgsPass
                                      unsigned index, Operation *after,
                                      SymbolTable &symbols) {
     FunctionType type = program.getFunctionType();
-    unsigned numOperands = type.getNumInputs() - constants.size();
     if (constants.size() > type.getNumInputs())
       return program.emitOpError()
              << "is called with " << constants.size()
              << " constant arguments but takes " << type.getNumInputs();
+    unsigned numOperands = type.getNumInputs() - constants.size();
     OpBuilder builder(program);
     builder.setInsertionPointAfter(after);
     auto function = func::FuncOp::create(

@@ -262,20 +262,30 @@ private:
   /// (the first on a tie). This is what keeps a parameter's update on the
   /// parameter's mesh when it also reads a scalar that lives elsewhere (an
   /// optimizer's step count): the scalar moves, not the stage's
-  /// computation.
-  unsigned cheapestMesh(ArrayRef<Value> roots) {
+  /// computation. Only meshes of `allowed` are candidates (the first mesh
+  /// when it holds none).
+  unsigned cheapestMesh(ArrayRef<Value> roots,
+                        const MeshSet &allowed = MeshSet::any()) {
     std::optional<unsigned> best;
     uint64_t bestCost = 0;
     for (unsigned mesh = 0; mesh < numMeshes(); ++mesh) {
-      uint64_t cost = 0;
-      for (Value root : roots)
-        cost += bytesToHave(root, mesh);
+      if (!allowed.contains(mesh))
+        continue;
+      uint64_t cost = bytesToHaveAll(roots, mesh);
       if (!best || cost < bestCost) {
         best = mesh;
         bestCost = cost;
       }
     }
     return best.value_or(0);
+  }
+
+  /// Bytes that must move to `mesh` for all of `values` to be there.
+  uint64_t bytesToHaveAll(ArrayRef<Value> values, unsigned mesh) {
+    uint64_t cost = 0;
+    for (Value value : values)
+      cost += bytesToHave(value, mesh);
+    return cost;
   }
 
   /// Bytes that must move to `mesh` for `value` to be there: none where it
@@ -565,14 +575,9 @@ private:
     MeshSet sources = src.lookup(op.getResult(0));
     if (sources.empty() || (!sources.isAny && uses.isSubsetOf(sources)))
       return;
-    // What computing it on each mesh would move there.
-    auto cloneCostOn = [&](unsigned mesh) {
-      uint64_t cost = 0;
-      for (Value input : externalInputs(&op))
-        if (!(absorbsConstants(op) && isAbsorbedConstant(input)))
-          cost += bytesToHave(input, mesh);
-      return cost;
-    };
+    // Absorbed constants among the inputs cost nothing: each fragment
+    // makes its own copy.
+    SmallVector<Value> inputs = externalInputs(&op);
     uint64_t resultBytes = 0;
     for (Value result : op.getResults())
       resultBytes += byteSize(result);
@@ -581,28 +586,16 @@ private:
     MeshSet here = MeshSet::none(numMeshes());
     uint64_t cloneCost = 0;
     for (unsigned mesh : uses.bits.set_bits()) {
-      uint64_t cost = cloneCostOn(mesh);
+      uint64_t cost = bytesToHaveAll(inputs, mesh);
       cloneCost += cost;
       if (cost == 0)
         here.bits.set(mesh);
     }
     uint64_t moveCost = 0;
     if (here.empty()) {
-      std::optional<unsigned> best;
-      uint64_t bestCost = 0;
-      for (unsigned mesh = 0; mesh < numMeshes(); ++mesh) {
-        if (!sources.contains(mesh))
-          continue;
-        uint64_t cost = cloneCostOn(mesh);
-        if (!best || cost < bestCost) {
-          best = mesh;
-          bestCost = cost;
-        }
-      }
-      if (!best)
-        return;
-      here = singleton(*best);
-      moveCost = bestCost;
+      unsigned best = cheapestMesh(inputs, sources);
+      here = singleton(best);
+      moveCost = bytesToHaveAll(inputs, best);
     }
     for (unsigned mesh : uses.bits.set_bits())
       if (!here.contains(mesh))

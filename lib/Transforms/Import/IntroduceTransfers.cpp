@@ -64,50 +64,47 @@ struct IntroduceTransfersPass
   LogicalResult runOnEntryFunction(func::FuncOp func) {
     SmallVector<AssignOp> assigns;
     func.walk([&](AssignOp op) { assigns.push_back(op); });
-    // One transfer per value and destination: a value read by several
-    // fragments of another mesh (an activation read by the forward and
-    // the backward of the next stage) moves once.
-    llvm::DenseMap<std::pair<Value, Type>, TransferOp> transfers;
+    transfers.clear();
     for (AssignOp assign : assigns) {
-      if (succeeded(sumOnReadersMesh(assign, transfers)))
+      if (succeeded(sumOnReadersMesh(assign)))
         continue;
-      auto unassign = assign.getTensor().getDefiningOp<UnassignOp>();
       // Only values coming straight out of a named computation or a named
       // tensor (an assign the user asked for): inputs and nameless values
       // are left to mesh inference.
-      if (!unassign)
+      Value source = namedSource(assign.getTensor());
+      if (!source)
         continue;
-      Operation *producer = unassign.getTensor().getDefiningOp();
-      if (!producer || !isa<FragmentOp, AssignOp>(producer))
-        continue;
-      Value source = unassign.getTensor();
-      Value replacement = source;
-      if (source.getType() != assign.getType()) {
-        TransferOp &transfer = transfers[{source, assign.getType()}];
-        // Assigns are visited in order: an earlier transfer in the same
-        // block dominates this use.
-        if (!transfer || transfer->getBlock() != assign->getBlock()) {
-          OpBuilder builder(assign);
-          transfer = TransferOp::create(builder, assign.getLoc(),
-                                        assign.getType(), source);
-        }
-        replacement = transfer;
-      }
-      assign.replaceAllUsesWith(replacement);
+      Operation *unassign = assign.getTensor().getDefiningOp();
+      assign.replaceAllUsesWith(transferOf(source, assign.getType(), assign));
       assign.erase();
-      if (unassign.use_empty())
-        unassign.erase();
+      if (unassign->use_empty())
+        unassign->erase();
     }
     return success();
+  }
+
+  /// `source` as `type` (on another mesh, say), for a use at `user`: one
+  /// transfer per value and destination, so that a value read by several
+  /// fragments of another mesh (an activation read by the forward and the
+  /// backward of the next stage) moves once.
+  Value transferOf(Value source, Type type, Operation *user) {
+    if (source.getType() == type)
+      return source;
+    TransferOp &transfer = transfers[{source, type}];
+    // Users are visited in order: an earlier transfer in the same block
+    // dominates this use.
+    if (!transfer || transfer->getBlock() != user->getBlock()) {
+      OpBuilder builder(user);
+      transfer = TransferOp::create(builder, user->getLoc(), type, source);
+    }
+    return transfer;
   }
 
   /// `assign(a + b + ...)` of values straight out of named ops becomes a
   /// fragment on the assign's mesh (no origin: merged into a neighbour
   /// later) adding the terms, each moved there by a transfer. Fails (and
   /// changes nothing) for other assigns.
-  LogicalResult
-  sumOnReadersMesh(AssignOp assign,
-                   llvm::DenseMap<std::pair<Value, Type>, TransferOp> &moved) {
+  LogicalResult sumOnReadersMesh(AssignOp assign) {
     Operation *root = assign.getTensor().getDefiningOp();
     SmallVector<Operation *> adds;
     SmallVector<Value> terms;
@@ -123,20 +120,18 @@ struct IntroduceTransfersPass
       uniqueTerms.push_back(term);
       Value source = namedSource(term);
       auto type = cast<MeshTensorType>(source.getType());
-      if (type.getMeshName() == target.getMeshName()) {
-        operands.push_back(source);
-        continue;
-      }
-      Type movedType = type.withMesh(target.getMeshName());
-      TransferOp &transfer = moved[{source, movedType}];
-      if (!transfer || transfer->getBlock() != assign->getBlock())
-        transfer = TransferOp::create(builder, assign.getLoc(), movedType,
-                                      source);
-      operands.push_back(transfer);
+      operands.push_back(
+          type.getMeshName() == target.getMeshName()
+              ? source
+              : transferOf(source, type.withMesh(target.getMeshName()),
+                           assign));
     }
+    // Plain on the mesh; the assign's own type (a sharding, a memory kind)
+    // is reached by a move within the mesh below.
+    Type resultType = target.withMesh(target.getMeshName());
     auto fragment = FragmentOp::create(
-        builder, root->getLoc(), TypeRange{target.withMesh(target.getMeshName())},
-        operands, builder.getArrayAttr({}),
+        builder, root->getLoc(), TypeRange{resultType}, operands,
+        builder.getArrayAttr({}),
         builder.getStringAttr(target.getMeshName()), IntegerAttr(),
         /*in_shardings=*/nullptr, /*out_shardings=*/nullptr);
     Block *body = builder.createBlock(&fragment.getRegion());
@@ -165,6 +160,8 @@ struct IntroduceTransfersPass
         unassign->erase();
     return success();
   }
+
+  llvm::DenseMap<std::pair<Value, Type>, TransferOp> transfers;
 };
 
 } // namespace

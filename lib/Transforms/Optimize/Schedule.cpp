@@ -86,11 +86,8 @@ public:
         return failure();
       for (unsigned i = 1; i < order->size(); ++i)
         scheduleEdges.emplace_back((*order)[i - 1], (*order)[i]);
-      unsigned meshIndex = llvm::find(topology.getMeshNames(), mesh) -
-                           topology.getMeshNames().begin();
       for (auto [position, fragment] : llvm::enumerate(*order))
-        placeInSchedule[fragment] = {static_cast<int64_t>(position),
-                                     meshIndex};
+        placeInSchedule[fragment] = static_cast<int64_t>(position);
     }
     return sortAndReorder();
   }
@@ -171,9 +168,9 @@ private:
       std::string fit = "interleaved-1f1b (stages in rounds: mesh r holds "
                         "r, r+p, ...)";
       bool vShaped = llvm::all_of(stagesByMesh, [&](auto &entry) {
-        const std::set<int64_t> &held = entry.second;
-        return held.size() == 2 &&
-               *held.begin() + *held.rbegin() ==
+        const std::set<int64_t> &pair = entry.second;
+        return pair.size() == 2 &&
+               *pair.begin() + *pair.rbegin() ==
                    static_cast<int64_t>(2 * meshes - 1);
       });
       if (vShaped)
@@ -379,7 +376,7 @@ private:
       auto placed = placeInSchedule.find(fragment);
       auto [it, first] = lane.try_emplace(mesh, i, int64_t(-1));
       int64_t position = placed != placeInSchedule.end()
-                             ? placed->second.first
+                             ? placed->second
                              : it->second.second;
       if (!first) {
         next[it->second.first].push_back(i);
@@ -457,9 +454,8 @@ private:
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<std::pair<Operation *, Operation *>> scheduleEdges;
   llvm::MapVector<StringRef, std::set<int64_t>> stagesByMesh;
-  // Per scheduled fragment: its position in its mesh's order, and the
-  // mesh's index in the topology.
-  llvm::DenseMap<Operation *, std::pair<int64_t, unsigned>> placeInSchedule;
+  // Per scheduled fragment: its position in its mesh's order.
+  llvm::DenseMap<Operation *, int64_t> placeInSchedule;
 };
 
 struct SchedulePass

@@ -209,6 +209,17 @@ class PlanExecutor:
         return (moved if moved is not None
                 else processes.empty_array(x.shape, x.dtype, target))
 
+    def place(self, value: Any, sharding: NamedSharding) -> jax.Array:
+        """A call's argument laid out as `sharding`: an array already so
+        is used as it is (no copy), a committed one moves device to device
+        (across processes too, resharded on the way where the layouts
+        differ), host data is put there."""
+        if isinstance(value, jax.Array) and value.sharding == sharding:
+            return value
+        if isinstance(value, jax.Array) and value._committed:
+            return self.move(value, sharding)
+        return jax.device_put(value, sharding)
+
     def input_shardings(self) -> list[NamedSharding]:
         return [sharding_for(spec, self.meshes) for spec in self.plan.inputs]
 

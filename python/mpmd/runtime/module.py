@@ -343,15 +343,8 @@ class CompiledModule:
         placed = []
         for index, (value, spec, sharding) in enumerate(
                 zip(args, inputs, self.input_shardings)):
-            value = self._checked(index, value, spec)
-            if isinstance(value, jax.Array) and value.sharding == sharding:
-                placed.append(value)  # already in place: no copy
-            elif isinstance(value, jax.Array) and value._committed:
-                # Device to device (across processes too), resharded on
-                # the way where the layouts differ.
-                placed.append(self.executor.move(value, sharding))
-            else:
-                placed.append(jax.device_put(value, sharding))
+            placed.append(self.executor.place(
+                self._checked(index, value, spec), sharding))
         return placed
 
     def _checked(self, index: int, value: Any, spec: TensorSpec) -> Any:

@@ -330,9 +330,7 @@ def agree_on_plan(fingerprint: str, what: str,
                 f"process {other} has not compiled {what} (compile #{count}"
                 f" of this process) within {timeout_s:g} s: every process "
                 f"must run the same script and compile the same functions in"
-                f" the same order ({type(error).__name__}: "
-                f"{str(error).splitlines()[0] if str(error) else ''})") \
-                from None
+                f" the same order ({_headline(error)})") from None
     if len(set(seen.values())) > 1:
         listing = ", ".join(f"process {p}: {f}" for p, f in sorted(seen.items()))
         raise ProcessError(
@@ -497,11 +495,16 @@ def _frame_of_user(tb: Any) -> str:
     return f" (at {os.path.basename(chosen.filename)}:{chosen.lineno})"
 
 
+def _headline(error: BaseException) -> str:
+    """`Kind: the first line of its message`."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0] if lines else ''}"
+
+
 def _summary(error: BaseException, tb: Any) -> str:
     """One line for the other processes: kind, first line, the user's
     line, and the notes."""
-    lines = str(error).strip().splitlines()
-    text = f"{type(error).__name__}: {lines[0] if lines else ''}"
+    text = _headline(error)
     if len(text) > 600:
         text = text[:600] + " ..."
     text += _frame_of_user(tb)
@@ -762,8 +765,7 @@ def _fetch_array(client: Any, me: int, count: int, x: jax.Array, key: str,
             f"process {me} waited {timeout_s:g} s in mpmd.fetch (call "
             f"#{number} of this process) for process {owner} to publish "
             f"{where}: every process must call mpmd.fetch on the same values"
-            f" in the same order ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else ''})") from None
+            f" in the same order ({_headline(error)})") from None
     theirs, _, payload = data.partition(b"\n")
     if theirs != header:
         raise FetchError(

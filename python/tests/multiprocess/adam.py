@@ -14,72 +14,40 @@ after the sixth, that `f` compiled at most twice.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import optax
-from jax.sharding import Mesh
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 
-import mpmd
-import mpmd.distributed
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import optax  # noqa: E402
 
-DIM = 16
-LAYERS = 4
-
-
-def layer(p, x):
-    return jnp.tanh(x @ p["w"] + p["b"])
-
-
-def loss_fn(params, x, y):
-    for i in range(LAYERS):
-        x = mpmd.named_computation(layer, name=f"layer{i}")(
-            params[f"layer{i}"], x)
-    return jnp.mean((x - y) ** 2)
-
+import mpmd  # noqa: E402
+import mpmd.distributed  # noqa: E402
+# The model and data of the one-process test, and the shard check of the
+# other workers.
+from test_training_loop import (data, init_params, make_step,  # noqa: E402
+                                meshes, stage_assignment)
+from train_step import check as check_shards  # noqa: E402
 
 optimizer = optax.adam(1e-2)
-
-
-def step(params, opt_state, xs, ys):
-    def body(i, acc):
-        loss, grads = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
-        return jax.tree.map(jnp.add, acc, (loss, grads))
-
-    zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-    loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zero)
-    updates, opt_state = optimizer.update(grads, opt_state, params)
-    return optax.apply_updates(params, updates), opt_state, loss
-
-
-def check_shards(actual, expected, what: str) -> int:
-    count = 0
-    for leaf, ref in zip(jax.tree.leaves(actual), jax.tree.leaves(expected)):
-        ref = np.asarray(ref)
-        for shard in leaf.addressable_shards:
-            np.testing.assert_allclose(
-                np.asarray(shard.data), ref[shard.index], rtol=2e-5,
-                atol=1e-6, err_msg=f"{what} on device {shard.device}")
-            count += 1
-    return count
+step = make_step(optimizer)
 
 
 def main() -> None:
     mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
     me = jax.process_index()
-    devices = np.array(jax.devices()).reshape(LAYERS, 2)
-    topology = {f"m{i}": Mesh(devices[i], ("x",)) for i in range(LAYERS)}
+    topology = meshes()  # over the job's 8 global devices
     config = mpmd.make_config(
-        topology, {f"layer{i}": (f"m{i}", i) for i in range(LAYERS)},
+        topology, stage_assignment(),
         partitioning_options={"pipeline_schedule": "1f1b",
                               "infer_transfers": True})
-    keys = jax.random.split(jax.random.PRNGKey(0), LAYERS)
-    params = {f"layer{i}": {"w": jax.random.normal(keys[i], (DIM, DIM)) * 0.1,
-                            "b": jnp.zeros(DIM)} for i in range(LAYERS)}
-    xs = jax.random.normal(jax.random.PRNGKey(1), (8, 4, DIM))
-    ys = jax.random.normal(jax.random.PRNGKey(2), (8, 4, DIM))
+    params = init_params()
+    xs, ys = data()
 
     f = mpmd.jit(step, config)
     reference = jax.jit(step)

@@ -1,7 +1,7 @@
 // Every sharding of an exported program names a declared sdy.mesh, as
 // Shardy:MPMD's dialects resolve them: @mesh when the meshes are alike,
 // one symbol per shape otherwise.
-// RUN: mpmd-opt %s -split-input-file -mpmd-declare-sdy-meshes | FileCheck %s
+// RUN: mpmd-opt %s -split-input-file -mpmd-declare-sdy-meshes -verify-diagnostics | FileCheck %s
 
 // Alike meshes: one @mesh, declared once; the front end's declaration that
 // nothing names any more goes.
@@ -68,5 +68,34 @@ module @taken {
       attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2, "y"=2]>>>} {
     %0 = mpmd.transfer %arg0 : (!mpmd.mesh_tensor<"m1", tensor<4xf32>, sharding=<@mesh, [{"x"}]>>) -> !mpmd.mesh_tensor<"m2", tensor<4xf32>, sharding=<@mesh, [{"x"}]>>
     func.return %0 : !mpmd.mesh_tensor<"m2", tensor<4xf32>, sharding=<@mesh, [{"x"}]>>
+  }
+}
+
+// -----
+
+// A program function on a mesh the topology lacks.
+module @unknown_mesh {
+  func.func @main(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+      attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+    func.return %arg0 : !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+  }
+  // expected-error @+1 {{runs on mesh "m9", which is not in the topology}}
+  func.func private @p0(%arg0: tensor<4xf32>) -> tensor<4xf32> attributes {mpmd.mesh = "m9"} {
+    return %arg0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+// Two entry functions whose topologies give one mesh two shapes.
+module @two_shapes_of_one_mesh {
+  func.func @a(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+      attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+    func.return %arg0 : !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+  }
+  // expected-error @+1 {{mesh "m1" has different shapes in two entry functions' topologies; export them separately}}
+  func.func @b(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+      attributes {topology = #mpmd.topology<<"m1" : <["x"=4]>>>} {
+    func.return %arg0 : !mpmd.mesh_tensor<"m1", tensor<4xf32>>
   }
 }
