@@ -63,6 +63,14 @@ mlir::mpmd::listUserFragments(ArrayRef<func::FuncOp> entries) {
   return infos;
 }
 
+std::optional<uint64_t> mlir::mpmd::loopIterationOf(Operation *op) {
+  for (StringRef name : {MpmdDialect::kCallCounterAttrName.data(),
+                         kLoopIterationAttrName.data()})
+    if (auto counter = op->getAttrOfType<IntegerAttr>(name))
+      return counter.getValue().getZExtValue();
+  return std::nullopt;
+}
+
 FragmentOp mlir::mpmd::mergeFragments(FragmentOp first, FragmentOp second,
                                       FragmentOp anchor) {
   OpBuilder builder(anchor);

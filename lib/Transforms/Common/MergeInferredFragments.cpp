@@ -18,6 +18,19 @@
 // Anything else stays a fragment of its own. Rounds repeat until nothing
 // merges.
 //
+// In a function whose loops mpmd-unroll-loops unrolled, fragments of
+// different loop iterations (call counters, and the `mpmd.loop_iteration`
+// of inferred ones) never merge, nor do those of an iteration with those
+// outside the loop: each microbatch of a stage then
+// gets the same inferred work, so all share one program. The first
+// iteration's accumulation does not absorb the loop's initial zeros, and the
+// last one's does not absorb the update after the loop: a constant used by
+// one iteration only stays apart (export merges it with the code before the
+// loop), and code after the loop becomes a program of its own. Once the
+// order is final, an inferred fragment of an iteration joins the first user
+// fragment of its iteration and mesh where its operands are ready, rather
+// than its neighbour, which differs between a schedule's phases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/FragmentUtils.h"
@@ -26,6 +39,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <map>
+#include <set>
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_MERGEINFERREDFRAGMENTSPASS
@@ -43,7 +59,8 @@ bool hasShardings(FragmentOp op) {
 
 class FragmentMerger {
 public:
-  explicit FragmentMerger(Block &block) : block(block) {}
+  FragmentMerger(Block &block, bool iterationsKnown)
+      : block(block), iterationsKnown(iterationsKnown) {}
 
   /// One round over the inferred fragments; true if anything merged.
   bool round() {
@@ -86,7 +103,7 @@ public:
   /// nothing reads its results before it. True if anything merged.
   bool neighbourRound() {
     renumber();
-    bool changed = false;
+    bool changed = iterationsKnown && iterationRound();
     llvm::StringMap<FragmentOp> previousOnMesh;
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto fragment = dyn_cast<FragmentOp>(op);
@@ -95,7 +112,7 @@ public:
       StringRef mesh = fragment.getMeshName();
       FragmentOp previous = previousOnMesh.lookup(mesh);
       if (previous && !fragment.isUserFragment() &&
-          readyAt(fragment, previous)) {
+          sameIteration(fragment, previous) && readyAt(fragment, previous)) {
         previousOnMesh[mesh] = merge(previous, fragment, previous);
         changed = true;
         continue;
@@ -109,7 +126,8 @@ public:
         continue;
       StringRef mesh = fragment.getMeshName();
       FragmentOp next = nextOnMesh.lookup(mesh);
-      if (next && !fragment.isUserFragment() && unreadBefore(fragment, next)) {
+      if (next && !fragment.isUserFragment() &&
+          sameIteration(fragment, next) && unreadBefore(fragment, next)) {
         nextOnMesh[mesh] = merge(fragment, next, next);
         changed = true;
         continue;
@@ -120,6 +138,49 @@ public:
   }
 
 private:
+  /// After scheduling, in an unrolled loop: each inferred fragment of an
+  /// iteration joins the first user fragment of that iteration on its mesh
+  /// where its operands are ready (and before which nothing reads it).
+  /// Chosen by data, not by what happens to be next to it, the target is
+  /// the same for every iteration whatever phase of the schedule (warm-up,
+  /// steady state, cool-down) places it in.
+  bool iterationRound() {
+    std::map<std::pair<std::string, uint64_t>, SmallVector<FragmentOp>>
+        userFragments;
+    SmallVector<FragmentOp> inferred;
+    for (auto fragment : block.getOps<FragmentOp>()) {
+      std::optional<uint64_t> iteration = loopIterationOf(fragment);
+      if (!iteration || hasShardings(fragment))
+        continue;
+      if (fragment.isUserFragment())
+        userFragments[{fragment.getMeshName().str(), *iteration}].push_back(
+            fragment);
+      else
+        inferred.push_back(fragment);
+    }
+    bool changed = false;
+    for (FragmentOp fragment : inferred) {
+      auto found = userFragments.find(
+          {fragment.getMeshName().str(), *loopIterationOf(fragment)});
+      if (found == userFragments.end())
+        continue;
+      for (FragmentOp &target : found->second) {
+        if (position.lookup(target) < position.lookup(fragment)) {
+          if (!readyAt(fragment, target))
+            continue;
+          target = merge(target, fragment, target);
+        } else {
+          if (!unreadBefore(fragment, target))
+            break; // a later target is read from even more
+          target = merge(fragment, target, target);
+        }
+        changed = true;
+        break;
+      }
+    }
+    return changed;
+  }
+
   void renumber() {
     position.clear();
     int64_t next = 0;
@@ -179,7 +240,8 @@ private:
           (!producer || position.lookup(producer) < position.lookup(def)))
         producer = def;
     }
-    if (!producer || hasShardings(producer))
+    if (!producer || hasShardings(producer) ||
+        !sameIteration(fragment, producer))
       return {};
     for (Value operand : fragment.getOperands())
       if (operand.getDefiningOp() != producer &&
@@ -199,19 +261,38 @@ private:
     if (!users || users->size() != 1)
       return {};
     FragmentOp consumer = users->front();
-    if (!consumer.isUserFragment())
+    if (!consumer.isUserFragment() || !sameIteration(fragment, consumer))
       return {};
     return consumer;
   }
 
+  /// Copies a constant into its consumers, except into those of one other
+  /// loop iteration than its own when that iteration is its only other user
+  /// (a loop's initial value: copied, it would make the first iteration's
+  /// program unlike the others'). Erases it when no consumer is left.
   LogicalResult copyIntoConsumers(FragmentOp fragment,
                                   llvm::DenseSet<Operation *> &erased) {
     std::optional<llvm::SetVector<FragmentOp>> users = consumers(fragment);
     if (!users || users->empty())
       return failure();
+    std::optional<uint64_t> own = loopIterationOf(fragment);
+    std::set<std::optional<uint64_t>> others;
+    for (FragmentOp consumer : *users)
+      if (loopIterationOf(consumer) != own)
+        others.insert(loopIterationOf(consumer));
+    if (!iterationsKnown)
+      others.clear();
+    if (others.size() == 1)
+      users->remove_if(
+          [&](FragmentOp consumer) { return !sameIteration(consumer, fragment); });
+    if (users->empty())
+      return failure();
+    bool keep = others.size() == 1;
     for (FragmentOp consumer : *users) {
       OpBuilder builder(consumer);
       auto copy = cast<FragmentOp>(builder.clone(*fragment));
+      // The merged fragment is the consumer's iteration.
+      copy->removeAttr(kLoopIterationAttrName);
       for (auto [result, copied] :
            llvm::zip(fragment.getResults(), copy.getResults()))
         result.replaceUsesWithIf(copied, [&](OpOperand &use) {
@@ -221,12 +302,22 @@ private:
       position[copy] = position.lookup(consumer);
       merge(copy, consumer, consumer);
     }
+    if (keep)
+      return success();
     erased.insert(fragment);
     fragment.erase();
     return success();
   }
 
+  /// Whether fragments of loop iterations are labelled (the function went
+  /// through mpmd-unroll-loops): only then is an unlabelled fragment known
+  /// to be outside the loops. Otherwise iterations are not kept apart.
+  bool sameIteration(FragmentOp a, FragmentOp b) const {
+    return !iterationsKnown || loopIterationOf(a) == loopIterationOf(b);
+  }
+
   Block &block;
+  bool iterationsKnown;
   llvm::DenseMap<Operation *, int64_t> position;
 };
 
@@ -236,12 +327,18 @@ struct MergeInferredFragmentsPass
   using EntryFunctionPass::EntryFunctionPass;
 
   LogicalResult runOnEntryFunction(func::FuncOp func) {
-    FragmentMerger merger(func.getBody().front());
+    FragmentMerger merger(func.getBody().front(),
+                          func->hasAttr(kLoopIterationsKnownAttrName));
     while (merger.round()) {
     }
-    if (scheduled)
+    if (scheduled) {
       while (merger.neighbourRound()) {
       }
+      // The order is final: iterations need no telling apart any more.
+      for (auto fragment : func.getBody().getOps<FragmentOp>())
+        fragment->removeAttr(kLoopIterationAttrName);
+      func->removeAttr(kLoopIterationsKnownAttrName);
+    }
     return success();
   }
 };

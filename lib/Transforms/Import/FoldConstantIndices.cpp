@@ -15,6 +15,7 @@
 
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -33,6 +34,12 @@ using namespace mlir;
 using namespace mlir::mpmd;
 
 namespace {
+
+/// `to`, made in place of `from`, belongs to `from`'s loop iteration.
+void copyLoopIteration(Operation *from, Operation *to) {
+  if (Attribute iteration = from->getAttr(kLoopIterationAttrName))
+    to->setAttr(kLoopIterationAttrName, iteration);
+}
 
 /// A rank-0 integer (or i1) tensor type, the only kind evaluated here.
 IntegerType scalarIntegerType(Type type) {
@@ -182,6 +189,7 @@ bool foldScalar(Operation *op) {
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto constant = stablehlo::ConstantOp::create(
       builder, op->getLoc(), type, DenseElementsAttr::get(type, *value));
+  copyLoopIteration(op, constant);
   op->getResult(0).replaceAllUsesWith(constant.getResult());
   return true;
 }
@@ -216,6 +224,7 @@ bool foldDynamicSlice(Operation *op) {
       builder, op->getLoc(), op->getResult(0).getType(), op->getOperand(0),
       builder.getDenseI64ArrayAttr(starts), builder.getDenseI64ArrayAttr(limits),
       builder.getDenseI64ArrayAttr(SmallVector<int64_t>(starts.size(), 1)));
+  copyLoopIteration(op, slice);
   op->getResult(0).replaceAllUsesWith(slice.getResult());
   return true;
 }

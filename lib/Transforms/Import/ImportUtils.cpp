@@ -1,6 +1,7 @@
 //===- ImportUtils.cpp - Shared helpers of the import passes --------------===//
 
 #include "mpmd/Transforms/Import/ImportUtils.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -109,8 +110,18 @@ mlir::mpmd::collectIoAssignment(ArrayRef<IndexedAssignment> entries,
 
 void mlir::mpmd::labelWithCounter(Operation *op, IntegerAttr counter) {
   op->walk([&](Operation *nested) {
-    if (isa<NamedComputationOp, FragmentOp, func::CallOp, CallOp>(nested) &&
-        !nested->hasAttr(MpmdDialect::kCallCounterAttrName))
-      nested->setAttr(MpmdDialect::kCallCounterAttrName, counter);
+    if (isa<NamedComputationOp, FragmentOp, func::CallOp, CallOp>(nested)) {
+      if (!nested->hasAttr(MpmdDialect::kCallCounterAttrName))
+        nested->setAttr(MpmdDialect::kCallCounterAttrName, counter);
+      return;
+    }
+    // Nameless ops of the iteration itself (or of a loop in it), not those
+    // in the regions of other ops: mesh inference turns each into an
+    // inferred fragment of this iteration.
+    StringRef dialect = nested->getName().getDialectNamespace();
+    if ((nested == op || isa<ForOp>(nested->getParentOp())) &&
+        dialect != MpmdDialect::getDialectNamespace() && dialect != "func" &&
+        !nested->hasAttr(kLoopIterationAttrName))
+      nested->setAttr(kLoopIterationAttrName, counter);
   });
 }

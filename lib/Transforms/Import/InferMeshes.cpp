@@ -21,6 +21,7 @@
 
 #include "mpmd/Dialect/StableHlo/IR/OpCatalog.h"
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -31,6 +32,8 @@
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
+
+#include <set>
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_INFERMESHESPASS
@@ -529,7 +532,7 @@ private:
                             : singleton(home(value));
     }
     if (isNameless(*user)) {
-      if (isAbsorbedConstant(value) && absorbsConstants(*user))
+      if (absorbs(*user, value))
         return MeshSet::none(numMeshes());
       return placementOf(user);
     }
@@ -791,6 +794,29 @@ private:
     return createTransfer(*source, mesh, builder).getResult();
   }
 
+  /// Whether `user` takes a copy of `value`, an absorbed constant, instead
+  /// of reading it. Not a loop's initial value (a constant before the loop
+  /// read by its first iteration only): inside, it would make that
+  /// iteration's program unlike the others'.
+  bool absorbs(Operation &user, Value value) {
+    if (!absorbsConstants(user) || !isAbsorbedConstant(value))
+      return false;
+    if (!func->hasAttr(kLoopIterationsKnownAttrName))
+      return true;
+    Operation *constant = value.getDefiningOp();
+    auto [it, inserted] = initialValues.try_emplace(constant, false);
+    if (inserted) {
+      std::optional<uint64_t> own = loopIterationOf(constant);
+      std::set<std::optional<uint64_t>> others;
+      for (Operation *reader : constant->getUsers())
+        if (Operation *ancestor = block.findAncestorOpInBlock(*reader))
+          if (loopIterationOf(ancestor) != own)
+            others.insert(loopIterationOf(ancestor));
+      it->second = others.size() == 1;
+    }
+    return !it->second || loopIterationOf(&user) == loopIterationOf(constant);
+  }
+
   FragmentOp createFragment(OpBuilder &builder, Location loc, unsigned mesh,
                             ArrayRef<Value> inputs, TypeRange localInputTypes,
                             TypeRange localResultTypes) {
@@ -817,7 +843,7 @@ private:
     SmallVector<Value> inputs;
     SmallVector<Operation *> constants;
     for (Value input : externalInputs(&op)) {
-      if (absorbsConstants(op) && isAbsorbedConstant(input))
+      if (absorbs(op, input))
         constants.push_back(input.getDefiningOp());
       else
         inputs.push_back(input);
@@ -843,8 +869,12 @@ private:
       mapping.map(inputs, body.getArguments());
       OpBuilder inner = OpBuilder::atBlockEnd(&body);
       for (Operation *constant : constants)
-        inner.clone(*constant, mapping);
+        inner.clone(*constant, mapping)->removeAttr(kLoopIterationAttrName);
       Operation *clone = inner.clone(op, mapping);
+      // The iteration labels the fragment, not the op (programs of every
+      // iteration must read alike).
+      if (Attribute iteration = clone->removeAttr(kLoopIterationAttrName))
+        fragment->setAttr(kLoopIterationAttrName, iteration);
       ReturnOp::create(inner, op.getLoc(), clone->getResults());
       for (auto [result, meshResult] :
            llvm::zip(op.getResults(), fragment.getResults()))
@@ -972,6 +1002,8 @@ private:
   llvm::DenseMap<std::pair<Value, unsigned>, uint64_t> costs;
   llvm::DenseMap<Operation *, MeshSet> computedOn;
   llvm::SmallPtrSet<Operation *, 16> hoisted;
+  /// Absorbed constants that are a loop's initial value (see `absorbs`).
+  llvm::DenseMap<Operation *, bool> initialValues;
 };
 
 struct InferMeshesPass

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -140,7 +141,9 @@ struct IntroduceTransfersPass
       mapping.map(term, body->addArgument(term.getType(), term.getLoc()));
     OpBuilder inner = OpBuilder::atBlockEnd(body);
     for (Operation *add : adds)
-      inner.clone(*add, mapping);
+      inner.clone(*add, mapping)->removeAttr(kLoopIterationAttrName);
+    if (Attribute iteration = root->getAttr(kLoopIterationAttrName))
+      fragment->setAttr(kLoopIterationAttrName, iteration);
     ReturnOp::create(inner, root->getLoc(),
                      mapping.lookup(root->getResult(0)));
     Value result = fragment.getResult(0);

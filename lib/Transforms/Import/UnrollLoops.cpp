@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/FragmentUtils.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -57,9 +58,12 @@ LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
     state.addAttribute("value", DenseElementsAttr::get(
                                     indexType, APInt(32, i, false)));
     state.addTypes(indexType);
+    IntegerAttr counter = counterAttr(ctx, i);
+    // The index belongs to its iteration (its constant is copied into the
+    // iteration's fragments, not kept apart as if made before the loop).
+    state.addAttribute(kLoopIterationAttrName, counter);
     SmallVector<Value> args = carried;
     args.push_back(builder.create(state)->getResult(0));
-    IntegerAttr counter = counterAttr(ctx, i);
     carried = cloneBlockBody(body, args, builder, [&](Operation *copy) {
       labelWithCounter(copy, counter);
     });
@@ -127,6 +131,8 @@ struct UnrollLoopsPass
         }
         if (failed(done))
           return failure();
+        entry->setAttr(kLoopIterationsKnownAttrName,
+                       UnitAttr::get(entry.getContext()));
       }
     }
     eraseUnusedPrivateFunctions(callees, module);

@@ -167,3 +167,107 @@ func.func @accumulate(%arg0: !m1) -> !m1
   } : (!m1, !m1) -> !m1
   func.return %2 : !m1
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// An unrolled loop (mpmd.loop_iterations_known): gradients of two
+// microbatches accumulated into zeros, then an update after the loop. The
+// zeros are the loop's initial value: they stay apart instead of entering
+// microbatch 0's accumulation, so both accumulations read alike. Each
+// accumulation joins its own microbatch's backward, never another one's,
+// and the update (outside the loop) does not join microbatch 1's: it stays
+// a fragment of its own. Export drops the labels.
+// CHECK-LABEL: func.func @accumulate_in_loop
+// CHECK: mpmd.fragment<mesh="m1", origin=[]> () ()
+// CHECK-NEXT: stablehlo.constant
+// SCHEDULED-LABEL: func.func @accumulate_in_loop
+// SCHEDULED-NOT: mpmd.loop_iterations_known
+// SCHEDULED: %[[ZERO:.*]] = mpmd.fragment<mesh="m1", origin=[]> () (
+// SCHEDULED-NEXT: stablehlo.constant
+// SCHEDULED: %[[B0:.*]]:2 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0, %[[ZERO]]) {call_counter = 0 : ui32}
+// SCHEDULED-NEXT: stablehlo.negate
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED: %[[B1:.*]]:2 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0, %[[B0]]#1) {call_counter = 1 : ui32}
+// SCHEDULED-NEXT: stablehlo.negate
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED: mpmd.fragment<mesh="m1", origin=[]> (%arg0, %[[B1]]#1) (
+// SCHEDULED-NEXT: stablehlo.subtract
+// SCHEDULED-NOT: mpmd.loop_iteration
+func.func @accumulate_in_loop(%arg0: !m1) -> !m1
+    attributes {mpmd.loop_iterations_known,
+                topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %zero = mpmd.fragment<mesh="m1", origin=[]> () () {
+    %z = stablehlo.constant dense<0.0> : !t
+    mpmd.return %z : !t
+  } : () -> !m1
+  %0 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=[]> (%zero, %0) {mpmd.loop_iteration = 0 : ui32} (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  %2 = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg0) {call_counter = 1 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %3 = mpmd.fragment<mesh="m1", origin=[]> (%1, %2) {mpmd.loop_iteration = 1 : ui32} (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  %4 = mpmd.fragment<mesh="m1", origin=[]> (%arg0, %3) (%x: !t, %y: !t) {
+    %u = stablehlo.subtract %x, %y : !t
+    mpmd.return %u : !t
+  } : (!m1, !m1) -> !m1
+  func.return %4 : !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// A schedule's warm-up runs F0 F1 before B0: microbatch 0's loss sum,
+// placed after F1, still joins F0 (the first fragment of its iteration
+// where its operands are ready), as microbatch 1's joins F1. Both forwards
+// then read alike; neither the neighbour F1 (another iteration) nor B0
+// takes it.
+// SCHEDULED-LABEL: func.func @iteration_target_by_data
+// SCHEDULED: %[[F0:.*]]:2 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0, %arg1) {call_counter = 0 : ui32}
+// SCHEDULED-NEXT: stablehlo.negate
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED: %[[F1:.*]]:2 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0, %[[F0]]#1) {call_counter = 1 : ui32}
+// SCHEDULED-NEXT: stablehlo.negate
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED: mpmd.fragment<mesh="m1", origin=["f"(1)]> (%[[F0]]#0) {call_counter = 0 : ui32}
+// SCHEDULED-NOT: stablehlo.add
+// SCHEDULED: return
+func.func @iteration_target_by_data(%arg0: !m1, %arg1: !m1) -> (!m1, !m1)
+    attributes {mpmd.loop_iterations_known,
+                topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %f0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %f1 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 1 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %s0 = mpmd.fragment<mesh="m1", origin=[]> (%arg1, %f0) {mpmd.loop_iteration = 0 : ui32} (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  %b0 = mpmd.fragment<mesh="m1", origin=["f"(1)]> (%f0) {call_counter = 0 : ui32} (%x: !t) {
+    %a = stablehlo.abs %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %s1 = mpmd.fragment<mesh="m1", origin=[]> (%s0, %f1) {mpmd.loop_iteration = 1 : ui32} (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  func.return %s1, %b0 : !m1, !m1
+}

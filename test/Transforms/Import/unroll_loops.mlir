@@ -4,14 +4,14 @@
 !t = tensor<4xf32>
 
 // Each iteration's named computation carries the iteration as its call
-// counter; the index becomes a constant; values flow from one copy to the
-// next.
+// counter; the index becomes a constant of its iteration; values flow from
+// one copy to the next.
 // CHECK-LABEL: func.func @for_loop
-// CHECK: %[[I0:.*]] = stablehlo.constant dense<0> : tensor<ui32>
+// CHECK: %[[I0:.*]] = stablehlo.constant {mpmd.loop_iteration = 0 : ui32} dense<0> : tensor<ui32>
 // CHECK: %[[A:.*]] = mpmd.named_computation<"f"> (%arg0) {call_counter = 0 : ui32}
-// CHECK: stablehlo.constant dense<1> : tensor<ui32>
+// CHECK: stablehlo.constant {mpmd.loop_iteration = 1 : ui32} dense<1> : tensor<ui32>
 // CHECK: %[[B:.*]] = mpmd.named_computation<"f"> (%[[A]]) {call_counter = 1 : ui32}
-// CHECK: stablehlo.constant dense<2> : tensor<ui32>
+// CHECK: stablehlo.constant {mpmd.loop_iteration = 2 : ui32} dense<2> : tensor<ui32>
 // CHECK: %[[C:.*]] = mpmd.named_computation<"f"> (%[[B]]) {call_counter = 2 : ui32}
 // CHECK-NOT: mpmd.for
 // CHECK: return %[[C]]

@@ -52,6 +52,26 @@ inline constexpr llvm::StringLiteral kWeightGradientAttrName =
 /// backward (mpmd-remat-fragments), or a fragment it was merged into.
 inline constexpr llvm::StringLiteral kRematAttrName = "mpmd.remat";
 
+/// Discardable attribute stamping the nameless ops of an unrolled loop
+/// iteration (or inlined counted call) with its counter, and the inferred
+/// fragments mesh inference makes of them. Merging of inferred fragments
+/// keeps iterations apart with it, so that every microbatch of a stage ends
+/// up with the same program. Ops inside fragments never keep it, and export
+/// drops it from the fragments.
+inline constexpr llvm::StringLiteral kLoopIterationAttrName =
+    "mpmd.loop_iteration";
+
+/// Unit attribute on a function whose nameless ops mpmd-unroll-loops
+/// labelled with `mpmd.loop_iteration`: there, one without it is outside
+/// every loop.
+inline constexpr llvm::StringLiteral kLoopIterationsKnownAttrName =
+    "mpmd.loop_iterations_known";
+
+/// The loop iteration a fragment belongs to: its call counter (user
+/// fragments) or its `mpmd.loop_iteration` (inferred ones); none outside
+/// loops.
+std::optional<uint64_t> loopIterationOf(Operation *op);
+
 /// Fuses `first` and `second` (same mesh, `first` earlier in the block) into
 /// one fragment created right before `anchor` (one of the two), which must
 /// be a valid position: the caller checks that `second`'s operands exist

@@ -82,7 +82,7 @@ collectIoAssignment(ArrayRef<IndexedAssignment> entries, StringRef optionName,
 
 /// Labels the named computations, fragments and calls in `op` (itself
 /// included) with the call counter `counter` unless an inner loop or call
-/// already did. A labelled `func.call` passes its counter on to what
+/// already did, and its nameless ops with `mpmd.loop_iteration`. A labelled `func.call` passes its counter on to what
 /// mpmd-inline-calls inlines from it.
 void labelWithCounter(Operation *op, IntegerAttr counter);
 
