@@ -134,3 +134,75 @@ print(len(lowered.plan.programs), float(lowered.compile()(jnp.ones(8))[0]))
     assert second.stdout.split()[1] == "3.0"
     # Read back, not written again.
     assert len([p for p in tmp_path.iterdir() if p.is_file()]) == len(entries)
+
+
+def test_meshes_of_one_shape_compile_a_shared_program_once():
+    """m2 and m3 each run one block: the same programs, compiled once and
+    loaded for the other mesh's devices; the step still equals jax.jit."""
+    import jax
+    import numpy as np
+
+    import models
+    from mpmd.runtime.program import compile_counts
+
+    topology = four_meshes()
+    assignment = {"embed": ("m1", 0), "block0": ("m1", 0),
+                  "block1": ("m2", 1), "block2": ("m3", 2),
+                  "block3": ("m4", 3), "head": ("m4", 3)}
+    config = mpmd.make_config(topology, assignment,
+                              partitioning_options={"pipeline_schedule": "1f1b"})
+    args = transformer_data(4, 4)
+    step = models.transformer_microbatched_step
+    lowered = mpmd.jit(step, config).lower(*args)
+    programs = lowered.plan.programs
+    texts = {mesh: sorted(programs[name].module for name in names)
+             for mesh, names in lowered.programs_by_mesh().items()}
+    assert texts["m2"] == texts["m3"]
+
+    clear_program_cache()
+    compiled = lowered.compile()
+    counts = compile_counts()
+    distinct = {(spec.module, tuple(map(str, spec.in_shardings)),
+                 tuple(map(str, spec.out_shardings)), spec.donated_args)
+                for spec in programs.values()}
+    assert counts == {"compiled": len(distinct),
+                      "relocated": len(programs) - len(distinct)}
+    assert counts["relocated"] >= len(texts["m3"])
+    for name, program in compiled.executor.programs.items():
+        assert program.mesh is topology[programs[name].mesh]
+
+    got = compiled(*args)
+    want = jax.jit(step)(*args)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w),
+                                   rtol=1e-5, atol=1e-6)
+    placed = jax.tree.leaves(got[0]["blocks"][2])[0]
+    assert placed.sharding.mesh == topology["m3"]
+
+
+@pytest.mark.parametrize("schedule", ["1f1b", "gpipe"])
+def test_every_microbatch_of_a_stage_calls_one_program(schedule):
+    """The first microbatch's accumulation starts from the loop's zeros
+    and the last one's is followed by the update: neither makes a program
+    of its own. Per mesh: a forward and a backward per named computation,
+    plus the code before the loop (the zeros) and after it (the update)."""
+    import re
+
+    import models
+
+    microbatches = 4
+    topology = four_meshes()
+    assignment = models.transformer_assignment(4, MESHES)
+    config = mpmd.make_config(topology, assignment,
+                              partitioning_options={"pipeline_schedule": schedule})
+    lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
+        *transformer_data(microbatches, 4))
+    for mesh, names in lowered.programs_by_mesh().items():
+        named = sum(1 for m, _ in assignment.values() if m == mesh)
+        staged = [n for n in names if "_stage" in n]
+        assert len(staged) <= 2 * named, (mesh, names)
+        assert len(names) <= 2 * named + 2, (mesh, names)
+        for name in staged:
+            calls = re.search(r"_calls(\d+)to(\d+)$", name)
+            assert calls and calls.groups() == ("0", str(microbatches - 1)), (
+                mesh, names)

@@ -27,7 +27,7 @@ from mpmd.errors import MpmdError
 from mpmd.runtime import processes
 from mpmd.runtime.plan import (CallStep, ExecutionPlan, Layout, TensorSpec,
                                TransferStep)
-from mpmd.runtime.program import MeshProgram, transfer
+from mpmd.runtime.program import MeshProgram, shape_key, transfer
 from mpmd.runtime.trace import StepRecorder
 
 __all__ = ["HOST_MEMORY_KINDS", "PlanExecutor", "ProgramExecutionError",
@@ -121,9 +121,16 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
     its mesh, concurrently: XLA compiles without the GIL, so distinct
     programs compile on as many threads as there are cores (`workers`, or
     the environment's MPMD_COMPILE_WORKERS; 1 compiles one after another).
+
+    A program whose text, shardings and donation equal those of one on
+    another mesh of the same shape (the middle stages of a pipeline of
+    equal blocks) is compiled once: the other meshes load that executable
+    for their devices (`MeshProgram.compile(like=...)`).
+
     The result is in `specs`' order whatever finishes first; the first
     error (in that order) is raised."""
-    def build(name: str, spec: Any) -> MeshProgram:
+    def build(name: str, spec: Any, like: MeshProgram | None = None
+              ) -> MeshProgram:
         mesh = meshes[spec.mesh]
         return MeshProgram.compile(
             spec.module, mesh, name=name,
@@ -131,18 +138,37 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
                           for layout in spec.in_shardings] or None,
             out_shardings=[NamedSharding(mesh, partition_spec(layout))
                            for layout in spec.out_shardings] or None,
-            donate_argnums=spec.donated_args)
+            donate_argnums=spec.donated_args, like=like)
 
-    workers = min(len(specs), workers
+    # Programs the same but for their mesh: the first one is compiled, the
+    # others follow it.
+    leader_of: dict[tuple, str] = {}
+    follows: dict[str, str] = {}
+    for name, spec in specs.items():
+        key = (spec.module, shape_key(meshes[spec.mesh]),
+               tuple(map(str, spec.in_shardings)),
+               tuple(map(str, spec.out_shardings)),
+               tuple(spec.donated_args))
+        leader = leader_of.setdefault(key, name)
+        if leader != name:
+            follows[name] = leader
+    leaders = {name: spec for name, spec in specs.items()
+               if name not in follows}
+
+    workers = min(len(leaders), workers
                   or int(os.environ.get("MPMD_COMPILE_WORKERS", "0") or 0)
                   or os.cpu_count() or 1)
     if workers <= 1:
-        return {name: build(name, spec) for name, spec in specs.items()}
-    with concurrent.futures.ThreadPoolExecutor(
-            max_workers=workers, thread_name_prefix="mpmd-compile") as pool:
-        futures = {name: pool.submit(build, name, spec)
-                   for name, spec in specs.items()}
-        return {name: future.result() for name, future in futures.items()}
+        built = {name: build(name, spec) for name, spec in leaders.items()}
+    else:
+        with concurrent.futures.ThreadPoolExecutor(
+                max_workers=workers, thread_name_prefix="mpmd-compile") as pool:
+            futures = {name: pool.submit(build, name, spec)
+                       for name, spec in leaders.items()}
+            built = {name: future.result() for name, future in futures.items()}
+    for name, leader in follows.items():
+        built[name] = build(name, specs[name], like=built[leader])
+    return {name: built[name] for name in specs}
 
 
 @dataclass

@@ -35,6 +35,7 @@ __all__ = [
     "ProgramError",
     "ProgramInputError",
     "clear_program_cache",
+    "compile_counts",
     "program_cache_size",
 ]
 
@@ -224,6 +225,7 @@ _cache_lock = threading.Lock()
 
 
 _signatures: dict[str, tuple[str, tuple, tuple]] = {}
+_counts = {"compiled": 0, "relocated": 0}
 
 
 def _signature(text: str, digest: str) -> tuple[str, tuple, tuple]:
@@ -235,10 +237,20 @@ def _signature(text: str, digest: str) -> tuple[str, tuple, tuple]:
 
 
 def clear_program_cache() -> None:
-    """Forget every compiled executable (later compiles start from scratch)."""
+    """Forget every compiled executable (later compiles start from scratch)
+    and reset `compile_counts`."""
     with _cache_lock:
         _cache.clear()
         _signatures.clear()
+        _counts.update(compiled=0, relocated=0)
+
+
+def compile_counts() -> dict[str, int]:
+    """Executables made since the last `clear_program_cache`: "compiled" by
+    XLA (or read from JAX's persistent cache), and "relocated": loaded for
+    another mesh of the same shape from a program compiled for one."""
+    with _cache_lock:
+        return dict(_counts)
 
 
 def program_cache_size() -> int:
@@ -321,6 +333,8 @@ class MeshProgram:
     out_shardings: tuple[NamedSharding, ...]
     donate_argnums: tuple[int, ...]
     compiled: jax.stages.Compiled = field(repr=False)
+    # The sha256 of the program's text.
+    digest: str = field(default="", repr=False)
     _expected: tuple[tuple[NamedSharding, tuple[int, ...], np.dtype], ...] = field(
         init=False, repr=False
     )
@@ -342,9 +356,16 @@ class MeshProgram:
         in_shardings: Sequence[NamedSharding] | None = None,
         out_shardings: Sequence[NamedSharding] | None = None,
         donate_argnums: Sequence[int] = (),
+        like: MeshProgram | None = None,
     ) -> MeshProgram:
         """Compile `stablehlo_text` (entry `@main`, or its only public function)
         with XLA for exactly the devices of `mesh`.
+
+        `like`: the same text already compiled for another mesh of the same
+        shape (axis names and sizes, device kind) with the same shardings
+        (in that mesh's terms) and donation. Its executable is then loaded
+        for `mesh`'s devices instead of compiling again (see `_relocated`);
+        where that fails, the program is compiled.
 
         Shardings default to replicated on `mesh` (shardings written in the
         module, e.g. `sdy.sharding`, only constrain the inside). The same
@@ -359,6 +380,12 @@ class MeshProgram:
         key = (digest, tuple(d.id for d in mesh.devices.flat), mesh, ins, outs, donated)
         with _cache_lock:
             compiled = _cache.get(key)
+        if compiled is None and like is not None:
+            compiled = _relocated(like, mesh, digest, ins, outs, donated)
+            if compiled is not None:
+                with _cache_lock:
+                    _counts["relocated"] += 1
+                    compiled = _cache.setdefault(key, compiled)
         if compiled is None:
             # Compiled outside the lock so that threads compile in parallel; a
             # race compiles twice and keeps the first.
@@ -369,8 +396,10 @@ class MeshProgram:
             except Exception as e:  # JaxRuntimeError (XLA), ...
                 raise ProgramCompileError(name, mesh, f"{type(e).__name__}: {e}") from e
             with _cache_lock:
+                _counts["compiled"] += 1
                 compiled = _cache.setdefault(key, compiled)
-        return cls(name, mesh, in_avals, out_avals, ins, outs, donated, compiled)
+        return cls(name, mesh, in_avals, out_avals, ins, outs, donated, compiled,
+                   digest)
 
     def __call__(self, *args: jax.Array) -> list[jax.Array]:
         """Run the program; returns without waiting for the results."""
@@ -471,6 +500,83 @@ def lower_program(
     source, in_avals, out_avals, ins, outs, _ = _checked(
         stablehlo_text, mesh, name, in_shardings, out_shardings, ())
     return _lower(name, mesh, source, in_avals, out_avals, ins, outs, ())
+
+
+def shape_key(mesh: Mesh) -> tuple:
+    """What two meshes must share for one's executable to run on the
+    other's devices: axis names and sizes, axis types, device kind."""
+    first = mesh.devices.flat[0]
+    return (tuple(mesh.shape.items()), tuple(map(str, mesh.axis_types)),
+            first.platform, first.device_kind)
+
+
+def _relocated(
+    like: MeshProgram,
+    mesh: Mesh,
+    digest: str,
+    ins: tuple[NamedSharding, ...],
+    outs: tuple[NamedSharding, ...],
+    donated: tuple[int, ...],
+) -> jax.stages.Compiled | None:
+    """`like`'s executable loaded for `mesh`'s devices, or None where it
+    does not apply: other text, mesh shape, shardings or donation, devices
+    of other processes, or a JAX that refuses.
+
+    The executable is serialized and loaded again with a device assignment
+    of `mesh`'s devices in the order of `like.mesh`'s (what JAX's persistent
+    cache does on GPU, whose keys leave the device assignment out): an SPMD
+    executable refers to its devices by position only. Loading takes
+    milliseconds where XLA's compile takes a large part of a second.
+    """
+    def spec(s: NamedSharding) -> tuple:
+        return (s.spec, s.memory_kind)
+
+    if (like.digest != digest or shape_key(like.mesh) != shape_key(mesh)
+            or like.donate_argnums != donated
+            or tuple(map(spec, like.in_shardings)) != tuple(map(spec, ins))
+            or tuple(map(spec, like.out_shardings)) != tuple(map(spec, outs))):
+        return None
+    here = jax.process_index()
+    if any(d.process_index != here
+           for m in (like.mesh, mesh) for d in m.devices.flat):
+        return None
+    try:
+        return _load_for(like.compiled, like.mesh, mesh)
+    except Exception:  # an executable JAX cannot serialize, a newer JAX
+        return None
+
+
+def _load_for(compiled: jax.stages.Compiled, source: Mesh,
+              target: Mesh) -> jax.stages.Compiled:
+    import io  # noqa: PLC0415
+
+    from jax._src import compiler as jax_compiler  # noqa: PLC0415
+    from jax.experimental import serialize_executable  # noqa: PLC0415
+
+    payload, in_tree, out_tree = serialize_executable.serialize(compiled)
+    devices = list(target.devices.flat)
+    moved = {a.id: b for a, b in zip(source.devices.flat, devices)}
+    backend = devices[0].client
+    options = jax_compiler.get_compile_options(
+        num_replicas=1, num_partitions=len(devices),
+        device_assignment=np.array(devices).reshape(1, -1), backend=backend)
+    options.executable_build_options.use_spmd_partitioning = True
+
+    class Unpickler(serialize_executable._JaxPjrtUnpickler):
+        def persistent_load(self, pid: Any) -> Any:
+            if pid[0] == "device" and pid[1] in moved:
+                return moved[pid[1]]
+            if pid[0] == "exec":
+                return self.backend.deserialize_executable(
+                    pid[1], executable_devices=self.execution_devices,
+                    compile_options=options)
+            return super().persistent_load(pid)
+
+    unloaded, args_info, no_kwargs = Unpickler(
+        io.BytesIO(payload), backend, devices).load()
+    return jax.stages.Compiled(unloaded.load(), [],
+                               in_tree.unflatten(args_info), out_tree,
+                               no_kwargs=no_kwargs)
 
 
 def _cache_every_program() -> Any:
