@@ -36,6 +36,7 @@ from mpmd.config import (AssignmentError, ConfigError,
                          FunctionIOMeshAssignment, MpmdConfig, is_abstract,
                          split_memory_kind)
 from mpmd.errors import CompilerError, MpmdError
+from mpmd.partition_cache import partition_cached
 from mpmd.runtime import processes
 from mpmd.runtime.executor import (PlanExecutor, require_memory_kind,
                                    sharding_for)
@@ -130,6 +131,9 @@ class Lowered:
         # "partition" (the mpmd compiler), "plan" (reading the plan);
         # Compiled.timings adds "compile" (XLA, every program).
         self.timings: dict[str, float] = {}
+        # True when mpmd.jit read the partition from the persistent cache
+        # (see mpmd.partition_cache).
+        self.partition_cached = False
 
     def as_text(self, dialect: str | None = None) -> str:
         """The program as text. `None` or "mpmd": the exported MPMD program
@@ -672,9 +676,11 @@ class MpmdFunction:
                                                 jax.ShapeDtypeStruct))]
         traced_at = time.perf_counter()
         try:
-            mpmd_text, plan_json = lowering.warning_at_user(
-                lowering.partition, self.config, partitioner, inputs, outputs,
-                kinds_in, kinds_out)
+            mpmd_text, plan_json, cached = lowering.warning_at_user(
+                partition_cached, self.config, text,
+                (inputs, outputs, kinds_in, kinds_out),
+                lambda: lowering.partition(self.config, partitioner, inputs,
+                                           outputs, kinds_in, kinds_out))
         except CompilerError as error:
             raise diagnostics.retell(
                 error, arguments=paths,
@@ -689,6 +695,9 @@ class MpmdFunction:
         lowered_mpmd.argument_paths = paths
         lowered_mpmd.function_name = getattr(self.fn, "__name__",
                                              plan.function)
+        # Whether the partition came from the persistent cache
+        # (mpmd.partition_cache).
+        lowered_mpmd.partition_cached = cached
         lowered_mpmd.timings = {"trace": traced_at - start,
                                 "partition": partitioned - traced_at,
                                 "plan": time.perf_counter() - partitioned}
