@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 import pytest
 
 import mpmd
@@ -206,3 +208,38 @@ def test_every_microbatch_of_a_stage_calls_one_program(schedule):
             calls = re.search(r"_calls(\d+)to(\d+)$", name)
             assert calls and calls.groups() == ("0", str(microbatches - 1)), (
                 mesh, names)
+
+
+def test_each_program_knows_the_bytes_live_beside_it(plan_and_meshes):
+    """The plan carries each program's reserved bytes (those of the
+    exported function's `reserved_hbm_bytes`), kept out of the program text
+    that is compiled; on CPU no XLA option is derived from them."""
+    from mpmd.runtime.program import reserved_memory_options
+
+    plan, topology = plan_and_meshes
+    assert all(spec.reserved_bytes >= 0 for spec in plan.programs.values())
+    # Parameters of the other blocks, activations of other microbatches.
+    assert sum(spec.reserved_bytes > 0 for spec in plan.programs.values()) >= (
+        len(plan.programs) // 2)
+    assert not any("reserved_hbm_bytes" in spec.module
+                   for spec in plan.programs.values())
+    assert reserved_memory_options(topology["m1"], 1 << 30) == {}
+
+
+def test_reserved_bytes_become_the_gpu_schedulers_memory_share():
+    from types import SimpleNamespace
+
+    from mpmd.runtime.program import reserved_memory_options
+
+    def mesh_of(platform, limit):
+        device = SimpleNamespace(platform=platform,
+                                 memory_stats=lambda: {"bytes_limit": limit})
+        return SimpleNamespace(devices=np.array([device], dtype=object))
+
+    gib = 1 << 30
+    options = reserved_memory_options(mesh_of("gpu", 80 * gib), 20 * gib)
+    assert options == {"xla_gpu_memory_limit_slop_factor": 71}  # 95 * 0.75
+    assert reserved_memory_options(mesh_of("gpu", 80 * gib), 0) == {}
+    assert reserved_memory_options(mesh_of("gpu", 8 * gib), 9 * gib) == {
+        "xla_gpu_memory_limit_slop_factor": 1}
+    assert reserved_memory_options(mesh_of("cpu", 8 * gib), gib) == {}

@@ -12,7 +12,7 @@
 //                                   "in_shardings": [[["x"]]],
 //                                   "out_shardings": [null],
 //                                   "donated_args": [0], "buffer_donors": [],
-//                                   "num_calls": 2}},
+//                                   "reserved_bytes": 0, "num_calls": 2}},
 //    "steps": [{"op": "call", "program": "p0_stage0_fwd", "mesh": "m1",
 //               "inputs": [0], "outputs": [1], "origins": [["layer1", 0]],
 //               "call_counter": 0, "free": [0]},
@@ -175,7 +175,10 @@ std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
   auto main = cast<func::FuncOp>(builder.clone(*callee));
   main.setSymName("main");
   main.setPublic();
-  for (StringRef attr : {"mesh_shape", "mpmd.mesh"})
+  // Where the program runs and what else is live there are the plan's to
+  // say: one program text serves every mesh of its shape.
+  for (StringRef attr : {StringRef("mesh_shape"), StringRef("mpmd.mesh"),
+                         StringRef(kReservedHbmBytesAttrName)})
     main->removeAttr(attr);
   llvm::StringSet<> meshSymbols{kMeshSymbol};
   if (auto parent = callee->getParentOfType<ModuleOp>()) {
@@ -299,6 +302,10 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
             {"donated_args", std::move(donated)},
             {"buffer_donors", std::move(donors)},
         };
+        if (auto reserved =
+                callee->getAttrOfType<IntegerAttr>(kReservedHbmBytesAttrName))
+          (*programs.getObject(programName))["reserved_bytes"] =
+              reserved.getInt();
       }
       ++callCounts[programName];
       llvm::json::Array operandIds, resultIds, origins;

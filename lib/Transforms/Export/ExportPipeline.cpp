@@ -28,6 +28,8 @@ void mlir::mpmd::addExportPipeline(OpPassManager &pm) {
   pm.addPass(createIssueTransfersEarlyPass());
   pm.addPass(createOutlineFragmentsPass());
   pm.addPass(createMarkDonationsPass());
+  // Donations decide when arguments die, which the live bytes follow.
+  pm.addPass(createMarkReservedMemoryPass());
   // Last: calls pass every argument of their callee, as Shardy's dialect
   // requires (shared programs keep their constants as arguments).
   pm.addPass(createSpecializeConstantArgsPass());

@@ -138,7 +138,8 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
                           for layout in spec.in_shardings] or None,
             out_shardings=[NamedSharding(mesh, partition_spec(layout))
                            for layout in spec.out_shardings] or None,
-            donate_argnums=spec.donated_args, like=like)
+            donate_argnums=spec.donated_args, like=like,
+            reserved_bytes=spec.reserved_bytes)
 
     # Programs the same but for their mesh: the first one is compiled, the
     # others follow it.

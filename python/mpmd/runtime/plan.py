@@ -108,6 +108,9 @@ class ProgramSpec:
     # Per argument / result: the axes of each dimension, or None (replicated).
     in_shardings: tuple[Layout | None, ...] = ()
     out_shardings: tuple[Layout | None, ...] = ()
+    # Bytes per device other live values of the mesh take while the program
+    # runs (the largest over its calls; mpmd-mark-fragment-reserved-memory).
+    reserved_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -218,7 +221,8 @@ class ExecutionPlan:
                 name, p["mesh"], p["module"], tuple(p["donated_args"]),
                 p["num_calls"],
                 tuple(_layout(s) for s in p.get("in_shardings", ())),
-                tuple(_layout(s) for s in p.get("out_shardings", ())))
+                tuple(_layout(s) for s in p.get("out_shardings", ())),
+                p.get("reserved_bytes", 0))
                       for name, p in data["programs"].items()},
             steps=tuple(steps),
         )

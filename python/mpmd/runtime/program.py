@@ -36,6 +36,7 @@ __all__ = [
     "ProgramInputError",
     "clear_program_cache",
     "compile_counts",
+    "reserved_memory_options",
     "program_cache_size",
 ]
 
@@ -335,6 +336,8 @@ class MeshProgram:
     compiled: jax.stages.Compiled = field(repr=False)
     # The sha256 of the program's text.
     digest: str = field(default="", repr=False)
+    # XLA options it was compiled with (reserved_memory_options).
+    options: dict[str, Any] = field(default_factory=dict, repr=False)
     _expected: tuple[tuple[NamedSharding, tuple[int, ...], np.dtype], ...] = field(
         init=False, repr=False
     )
@@ -357,6 +360,7 @@ class MeshProgram:
         out_shardings: Sequence[NamedSharding] | None = None,
         donate_argnums: Sequence[int] = (),
         like: MeshProgram | None = None,
+        reserved_bytes: int = 0,
     ) -> MeshProgram:
         """Compile `stablehlo_text` (entry `@main`, or its only public function)
         with XLA for exactly the devices of `mesh`.
@@ -367,6 +371,10 @@ class MeshProgram:
         for `mesh`'s devices instead of compiling again (see `_relocated`);
         where that fails, the program is compiled.
 
+        `reserved_bytes`: bytes per device that other values of the step
+        keep alive on `mesh` while the program runs; given to XLA where the
+        backend takes it (`reserved_memory_options`).
+
         Shardings default to replicated on `mesh` (shardings written in the
         module, e.g. `sdy.sharding`, only constrain the inside). The same
         text compiled for the same mesh, shardings and donation reuses the
@@ -376,11 +384,13 @@ class MeshProgram:
         source, in_avals, out_avals, ins, outs, donated = _checked(
             stablehlo_text, mesh, name, in_shardings, out_shardings, donate_argnums)
         digest = source.digest
+        options = reserved_memory_options(mesh, reserved_bytes)
 
-        key = (digest, tuple(d.id for d in mesh.devices.flat), mesh, ins, outs, donated)
+        key = (digest, tuple(d.id for d in mesh.devices.flat), mesh, ins, outs,
+               donated, tuple(sorted(options.items())))
         with _cache_lock:
             compiled = _cache.get(key)
-        if compiled is None and like is not None:
+        if compiled is None and like is not None and like.options == options:
             compiled = _relocated(like, mesh, digest, ins, outs, donated)
             if compiled is not None:
                 with _cache_lock:
@@ -392,14 +402,14 @@ class MeshProgram:
             lowered = _lower(name, mesh, source, in_avals, out_avals, ins, outs, donated)
             try:
                 with _cache_every_program():
-                    compiled = lowered.compile()
+                    compiled = lowered.compile(compiler_options=options or None)
             except Exception as e:  # JaxRuntimeError (XLA), ...
                 raise ProgramCompileError(name, mesh, f"{type(e).__name__}: {e}") from e
             with _cache_lock:
                 _counts["compiled"] += 1
                 compiled = _cache.setdefault(key, compiled)
         return cls(name, mesh, in_avals, out_avals, ins, outs, donated, compiled,
-                   digest)
+                   digest, options)
 
     def __call__(self, *args: jax.Array) -> list[jax.Array]:
         """Run the program; returns without waiting for the results."""
@@ -500,6 +510,36 @@ def lower_program(
     source, in_avals, out_avals, ins, outs, _ = _checked(
         stablehlo_text, mesh, name, in_shardings, out_shardings, ())
     return _lower(name, mesh, source, in_avals, out_avals, ins, outs, ())
+
+
+# XLA's GPU scheduler keeps its working set within this share (percent) of
+# the device memory by default (xla_gpu_memory_limit_slop_factor).
+_GPU_DEFAULT_SLOP_PERCENT = 95
+
+
+def reserved_memory_options(mesh: Mesh, reserved_bytes: int) -> dict[str, Any]:
+    """XLA compile options that leave `reserved_bytes` per device to the
+    step's other live values, where the backend has such an option.
+
+    GPU: XLA's latency-hiding scheduler (and the passes that trade memory
+    for speed after it) plans within `xla_gpu_memory_limit_slop_factor`
+    percent of the device memory (95 by default); the share left after the
+    reserved bytes is given instead. CPU has no memory limit to give (its
+    compiler does not schedule for memory), and TPU's option
+    (`xla_tpu_user_reserved_hbm_bytes`, which Shardy's export targets) is
+    not in this JAX build's flags: nothing is passed there."""
+    device = mesh.devices.flat[0]
+    if reserved_bytes <= 0 or device.platform not in ("gpu", "cuda", "rocm"):
+        return {}
+    try:
+        limit = (device.memory_stats() or {}).get("bytes_limit", 0)
+    except Exception:  # a backend without memory statistics
+        return {}
+    if not limit:
+        return {}
+    free = max(0.0, 1.0 - reserved_bytes / limit)
+    return {"xla_gpu_memory_limit_slop_factor":
+            max(1, int(_GPU_DEFAULT_SLOP_PERCENT * free))}
 
 
 def shape_key(mesh: Mesh) -> tuple:

@@ -15,6 +15,11 @@ namespace mlir::mpmd {
 #define GEN_PASS_DECL
 #include "mpmd/Transforms/Export/Passes.h.inc"
 
+/// Bytes per device that other live values take on a fragment's mesh while
+/// it runs (mpmd-mark-fragment-reserved-memory), on fragments and programs.
+inline constexpr llvm::StringLiteral kReservedHbmBytesAttrName =
+    "reserved_hbm_bytes";
+
 /// Adds the export passes to `pm` (a module pass manager).
 void addExportPipeline(OpPassManager &pm);
 

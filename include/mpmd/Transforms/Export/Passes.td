@@ -82,6 +82,23 @@ def MarkDonationsPass : Pass<"mpmd-mark-donations", "ModuleOp"> {
   }];
 }
 
+def MarkReservedMemoryPass
+    : Pass<"mpmd-mark-fragment-reserved-memory", "ModuleOp"> {
+  let summary = "Marks each fragment and program with the bytes other live values take on its mesh";
+  let description = [{
+    Walks the entry function in program order, keeping the bytes per device
+    of the values alive on each mesh: function arguments (for the whole
+    step unless donated), fragment and transfer results from where they
+    are made to their last use; values in host memory do not count. Each
+    fragment and fragment_call gets `reserved_hbm_bytes`: the live bytes
+    of its mesh minus those of its own operands (XLA counts those). Each
+    program called gets the largest of its calls' figures, which the
+    runtime gives XLA's compile where a backend option takes it, so that
+    XLA's memory-bound optimizations leave that much of the device free.
+    Shardy:MPMD's pass of the same name.
+  }];
+}
+
 def SpecializeConstantArgsPass
     : Pass<"mpmd-specialize-constant-args", "ModuleOp"> {
   let summary = "Gives each call with constant arguments a function that passes them";
