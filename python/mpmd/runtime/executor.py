@@ -125,12 +125,14 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
     A program whose text, shardings and donation equal those of one on
     another mesh of the same shape (the middle stages of a pipeline of
     equal blocks) is compiled once: the other meshes load that executable
-    for their devices (`MeshProgram.compile(like=...)`).
+    for their devices (`MeshProgram.compile(like=...)`). It is compiled for
+    the largest reserved memory among them (`ProgramSpec.reserved_bytes`).
 
     The result is in `specs`' order whatever finishes first; the first
     error (in that order) is raised."""
     def build(name: str, spec: Any, like: MeshProgram | None = None
               ) -> MeshProgram:
+        leader = follows.get(name, name)
         mesh = meshes[spec.mesh]
         return MeshProgram.compile(
             spec.module, mesh, name=name,
@@ -139,7 +141,7 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
             out_shardings=[NamedSharding(mesh, partition_spec(layout))
                            for layout in spec.out_shardings] or None,
             donate_argnums=spec.donated_args, like=like,
-            reserved_bytes=spec.reserved_bytes)
+            reserved_bytes=reserved[leader])
 
     # Programs the same but for their mesh: the first one is compiled, the
     # others follow it.
@@ -155,6 +157,11 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
             follows[name] = leader
     leaders = {name: spec for name, spec in specs.items()
                if name not in follows}
+    # One executable serves the group: it leaves room for the largest
+    # reservation among its meshes.
+    reserved = {name: spec.reserved_bytes for name, spec in leaders.items()}
+    for name, leader in follows.items():
+        reserved[leader] = max(reserved[leader], specs[name].reserved_bytes)
 
     workers = min(len(leaders), workers
                   or int(os.environ.get("MPMD_COMPILE_WORKERS", "0") or 0)
