@@ -137,8 +137,10 @@ def retell(error: CompilerError, *, arguments: Sequence[str],
     compiler's text kept as a note.
 
     `committed` lists (flat index, mesh) of arguments whose committed
-    shardings fixed their mesh: the note names those the diagnostic
-    concerns (or the first few) and how many there are in all."""
+    shardings fixed their mesh: when the diagnostic names some of them, a
+    note names those (at most 3, and how many more). Arguments it does not
+    name are left out: they move to the meshes that use them, so where
+    they were committed is not what went wrong."""
     first = next(iter(error.errors), None)
     if first is None:
         return error
@@ -146,18 +148,17 @@ def retell(error: CompilerError, *, arguments: Sequence[str],
     if first.location and not first.location.startswith(("<jax>", "<input>")):
         headline = f"{headline} (at {first.location})"
     notes = []
-    if committed:
-        concerned = _argument_indices(error.diagnostics)
-        shown = [(i, mesh) for i, mesh in committed if i in concerned]
-        if not shown:
-            shown = list(committed[:3])
+    concerned = _argument_indices(error.diagnostics)
+    named = [(i, mesh) for i, mesh in committed if i in concerned]
+    if named:
+        shown = named[:3]
         names = ", ".join(f"{arguments[i]} on {mesh!r}" for i, mesh in shown)
-        rest = len(committed) - len(shown)
+        rest = len(named) - len(shown)
         more = f" and {rest} more" if rest > 0 else ""
         notes.append(
-            f"note: {len(committed)} argument"
-            f"{'s are' if len(committed) != 1 else ' is'} on the mesh "
-            f"{'their' if len(committed) != 1 else 'its'} committed sharding"
+            f"note: {len(named)} argument"
+            f"{'s are' if len(named) != 1 else ' is'} on the mesh "
+            f"{'their' if len(named) != 1 else 'its'} committed sharding"
             f" names ({names}{more}); put each on the mesh that uses it, or "
             "pass host data and let mesh inference place it")
     return CompilerError(headline, error.diagnostics, notes=notes,

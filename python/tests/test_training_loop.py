@@ -236,9 +236,10 @@ def test_flat_indices_become_pytree_paths():
     assert "argument 8 of @main" in lines[3]
 
 
-def test_committed_arguments_note_names_few():
-    """Arguments committed to meshes are listed after the diagnostic: the
-    ones it concerns or a few, and the count, not all of them."""
+def test_committed_arguments_the_error_does_not_name_are_not_noted():
+    """Committed arguments move to the meshes that use them: when the
+    diagnostic is about something else (a nameless op between meshes), no
+    note about where they were committed distracts from it."""
     topology = meshes()
     params = jax.tree_util.tree_map_with_path(
         lambda path, x: jax.device_put(x, jax.sharding.NamedSharding(
@@ -248,13 +249,28 @@ def test_committed_arguments_note_names_few():
     with pytest.raises(mpmd.CompilerError) as caught:
         mpmd.jit(between_meshes, two_layer_config()).lower(
             params, jnp.ones((4, DIM)))
-    lines = str(caught.value).splitlines()
-    note = next(line for line in lines if "committed sharding" in line)
-    assert note.startswith("note: 4 arguments are on the mesh their "
-                           "committed sharding names (")
-    assert note.count(" on '") == 3 and "and 1 more" in note, note
-    # The diagnostic comes first.
-    assert lines.index(note) > 0 and "committed" not in lines[0]
+    text = str(caught.value)
+    assert "infer_transfers" in text.splitlines()[0]
+    assert "committed sharding" not in text, text
+
+
+def test_committed_arguments_note_names_few():
+    """A diagnostic naming many committed arguments: the note gives 3 of
+    them and how many more."""
+    from mpmd import diagnostics
+    from mpmd.errors import Diagnostic
+
+    message = "; ".join(f"argument {i} of @main is used on {{\"m0\", \"m1\"}}"
+                        for i in range(5))
+    error = mpmd.CompilerError("partitioning failed",
+                               [Diagnostic("error", "", message)])
+    retold = diagnostics.retell(
+        error, arguments=[f"w[{i}]" for i in range(6)], results=[],
+        committed=[(i, "m0") for i in range(6)])
+    note = str(retold).splitlines()[1]
+    assert note.startswith("note: 5 arguments are on the mesh their "
+                           "committed sharding names (w[0] on 'm0', "
+                           "w[1] on 'm0', w[2] on 'm0' and 2 more)"), note
 
 
 def test_assignment_typo_names_the_key_and_the_match():
