@@ -420,8 +420,8 @@ def test_synthetic_profile_skips_work_launched_before_the_run():
     (lambda ev: [e for e in ev if "hlo_module" not in e.stats],
      "no device events with 'hlo_module', 'run_id' and 'device_ordinal'"),
     (lambda ev: [e for e in ev if e.stats.get("run_id") != 8],
-     r"program p0 \(executable jit_p0\): the plan calls it 2 time\(s\), the "
-     r"profile has 1 execution\(s\)"),
+     r"program p0 \(executable jit_p0 on mesh 'm1'\): the plan calls it 2 "
+     r"time\(s\), the profile has 1 execution\(s\)"),
     (lambda ev: [e for e in ev if e.stats.get("run_id") != 3]
      + [thunk("jit_p1", 3, 0, 60, 90)],
      r"call layer1 of program p1 runs on mesh 'm2', but its execution 3 in "

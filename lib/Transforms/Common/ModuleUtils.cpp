@@ -219,3 +219,15 @@ uint64_t mlir::mpmd::countOps(Block &block) {
     op.walk([&](Operation *) { ++count; });
   return count;
 }
+
+int64_t mlir::mpmd::elementBits(Type type) {
+  if (auto complex = dyn_cast<ComplexType>(type))
+    return 2 * elementBits(complex.getElementType());
+  if (type.isIntOrIndexOrFloat() && !type.isIndex())
+    return type.getIntOrFloatBitWidth();
+  return 32;
+}
+
+int64_t mlir::mpmd::tensorBytes(int64_t elements, Type elementType) {
+  return (elements * elementBits(elementType) + 7) / 8;
+}

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Common/ModuleUtils.h"
 #include "mpmd/Transforms/Export/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -148,7 +149,7 @@ private:
     int64_t elements = 1;
     for (int64_t extent : shape)
       elements *= extent;
-    return (elements * global.getElementTypeBitWidth() + 7) / 8;
+    return tensorBytes(elements, global.getElementType());
   }
 
   func::FuncOp entry;

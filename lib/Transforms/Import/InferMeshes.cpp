@@ -250,15 +250,7 @@ private:
     auto type = dyn_cast<ShapedType>(localTypeOf(value));
     if (!type || !type.hasStaticShape())
       return 0;
-    Type element = type.getElementType();
-    uint64_t bits = 32;
-    if (auto complex = dyn_cast<ComplexType>(element))
-      element = complex.getElementType();
-    if (element.isIntOrIndexOrFloat())
-      bits = element.getIntOrFloatBitWidth();
-    if (isa<ComplexType>(type.getElementType()))
-      bits *= 2;
-    return static_cast<uint64_t>(type.getNumElements()) * ((bits + 7) / 8);
+    return tensorBytes(type.getNumElements(), type.getElementType());
   }
 
   /// The mesh that needs the fewest bytes moved to it to compute `roots`

@@ -297,12 +297,12 @@ def total_cost(plan: ExecutionPlan, costs: dict[str, Any]
     the first is used): per key, the sum over programs of the value times
     the number of times the plan calls the program.
 
-    XLA reports an estimate it could not make as a negative number (-1, as
-    `optimal_seconds` often is); a key that any program reports so is left
-    out, since a sum missing a part would not be the step's total. Keys a
-    program does not report count as nothing for it."""
+    XLA reports an estimate it could not make as a negative number (-1 per
+    op it cannot estimate: `optimal_seconds` often, or the `flops` of a
+    program that only broadcasts the zeros a gradient sum starts from). Such
+    a part counts as nothing; a key no program estimates is left out. Keys
+    a program does not report count as nothing for it."""
     total: dict[str, float] = {}
-    unknown: set[str] = set()
     for name, cost in costs.items():
         if isinstance(cost, (list, tuple)):  # one dict per device
             cost = cost[0] if cost else {}
@@ -310,8 +310,6 @@ def total_cost(plan: ExecutionPlan, costs: dict[str, Any]
         for key, value in (cost or {}).items():
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
-            if value < 0:
-                unknown.add(key)
-            else:
+            if value >= 0:
                 total[key] = total.get(key, 0.0) + calls * float(value)
-    return {key: value for key, value in total.items() if key not in unknown}
+    return total

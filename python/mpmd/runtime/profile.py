@@ -296,10 +296,14 @@ def trace_from_profile(plan: ExecutionPlan,
             "the profile has no device events with 'hlo_module', 'run_id' "
             "and 'device_ordinal' stats: this backend's profiler records no "
             "thunks that mpmd can map onto the plan")
-    by_module: dict[str, list[_Run]] = defaultdict(list)
+    # By executable and mesh: an executable loaded for several meshes of
+    # one shape (compile_programs) has one name on all of them.
+    by_module: dict[tuple[str, str | None], list[_Run]] = defaultdict(list)
     for execution in executions.values():
         if execution.module is not None:
-            by_module[execution.module].append(execution)
+            meshes = {mesh_of_device.get(d) for d in execution.devices}
+            mesh = meshes.pop() if len(meshes) == 1 else None
+            by_module[(execution.module, mesh)].append(execution)
     for found in by_module.values():
         found.sort(key=lambda r: (r.start, r.end))
 
@@ -307,10 +311,11 @@ def trace_from_profile(plan: ExecutionPlan,
         return (ns - origin) / 1000.0
 
     # Calls: the k-th execution of an executable is its k-th call.
-    calls_of: dict[str, list[int]] = defaultdict(list)
+    calls_of: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, step in enumerate(plan.steps):
         if isinstance(step, CallStep):
-            calls_of[modules.get(step.program, step.program)].append(index)
+            calls_of[(modules.get(step.program, step.program),
+                      step.mesh)].append(index)
     # Launches on other threads, or still running from before the run,
     # are not the run's: multi-device launches name their run id on the
     # dispatching thread; of single-device ones, the run's are the last
@@ -325,23 +330,29 @@ def trace_from_profile(plan: ExecutionPlan,
                  if r.run_id in launched or r.run_id not in named]
         if len(found) > len(indices):
             found = found[len(found) - len(indices):]
+        if len(found) < len(indices):
+            # Executions of it where no call of the plan runs it: on the
+            # wrong mesh (or over several).
+            stray = [r for (name, mesh), runs in by_module.items()
+                     if name == module[0] and (name, mesh) not in calls_of
+                     for r in runs]
+            if stray:
+                step = plan.steps[indices[len(found)]]
+                where = ", ".join(sorted(str(mesh_of_device.get(d))
+                                         for d in stray[0].devices))
+                raise ProfileError(
+                    f"call {step.label()} of program {step.program} runs on "
+                    f"mesh {step.mesh!r}, but its execution {stray[0].run_id}"
+                    f" in the profile ran on devices "
+                    f"{sorted(stray[0].devices)} (mesh {where})")
         if len(found) != len(indices):
             programs = sorted({plan.steps[i].program for i in indices})
             raise ProfileError(
-                f"program {', '.join(programs)} (executable {module}): the "
+                f"program {', '.join(programs)} (executable {module[0]} on "
+                f"mesh {module[1]!r}): the "
                 f"plan calls it {len(indices)} time(s), the profile has "
                 f"{len(found)} execution(s) of it")
-        for index, execution in zip(indices, found):
-            step = plan.steps[index]
-            meshes = {mesh_of_device.get(d) for d in execution.devices}
-            if meshes != {step.mesh}:
-                where = ", ".join(sorted(str(m) for m in meshes))
-                raise ProfileError(
-                    f"call {step.label()} of program {step.program} runs on "
-                    f"mesh {step.mesh!r}, but its execution {execution.run_id}"
-                    f" in the profile ran on devices "
-                    f"{sorted(execution.devices)} (mesh {where})")
-            mapped[index] = execution
+        mapped.update(zip(indices, found))
 
     calls: list[CallEvent] = []
     ready: dict[int, float] = {}  # value -> when it was computed (us)
@@ -356,7 +367,7 @@ def trace_from_profile(plan: ExecutionPlan,
             ready[value] = event.end_us
 
     # Transfers, in plan order (a transfer may move a transfer's result).
-    plan_modules = set(calls_of)
+    plan_modules = {module for module, _ in calls_of}
     others = _transfer_executions(plan, dispatch, executions, plan_modules,
                                   windows, mesh_of_device)
     transfers: list[TransferEvent] = []

@@ -77,3 +77,18 @@ func.func @unknown_axis(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>, sharding=<
     attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
   func.return %arg0 : !mpmd.mesh_tensor<"m1", tensor<4xf32>, sharding=<@mesh, [{"y"}]>>
 }
+
+// -----
+
+// Complex elements take both parts: tensor<4xcomplex<f32>> is 32 bytes.
+// CHECK-LABEL: func.func @complex_elements
+// CHECK: mpmd.fragment<mesh="m1", origin=["g"]> (%arg1) {reserved_hbm_bytes = 32 : i64}
+func.func @complex_elements(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xcomplex<f32>>>,
+                            %arg1: !mpmd.mesh_tensor<"m1", tensor<4xf32>>)
+    -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["g"]> (%arg1) (%x: tensor<4xf32>) {
+    mpmd.return %x : tensor<4xf32>
+  } : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+  func.return %0 : !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+}

@@ -78,6 +78,13 @@ private:
 };
 
 /// The number of ops in `block`, nested ones included, its terminator not.
+/// Bits per element of `type`: twice its parts' for complex numbers, 32
+/// for element types without a bit width (an estimate).
+int64_t elementBits(Type type);
+
+/// Bytes of `shape` elements of `type` (rounded up to whole bytes).
+int64_t tensorBytes(int64_t elements, Type elementType);
+
 uint64_t countOps(Block &block);
 
 /// How the pipelines canonicalize: without MLIR's region simplification
