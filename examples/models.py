@@ -262,3 +262,61 @@ def transformer_shardings(params: Params, topology: dict[str, Any],
                        for i, spec in enumerate(specs["blocks"])],
             "unembed": on("head", specs["unembed"]),
             "ln_f": on("head", specs["ln_f"])}
+
+
+# An uneven model for automatic stage assignment: an embedding, residual MLP
+# blocks of different widths and a large output head, so that splitting the
+# named computations by count leaves one mesh far busier than the others.
+
+UNEVEN_WIDTHS = (64, 96, 128, 256, 512, 512, 256, 64)
+
+
+def init_uneven(key: jax.Array, *, vocab: int = 1024, dim: int = 64,
+                widths: tuple[int, ...] = UNEVEN_WIDTHS) -> Params:
+    keys = jax.random.split(key, 2 * len(widths) + 2)
+    blocks = []
+    for index, width in enumerate(widths):
+        k1, k2 = keys[2 * index], keys[2 * index + 1]
+        blocks.append({
+            "w1": jax.random.normal(k1, (dim, width)) / jnp.sqrt(dim),
+            "w2": jax.random.normal(k2, (width, dim)) / jnp.sqrt(width)})
+    return {"embed": jax.random.normal(keys[-2], (vocab, dim)) * 0.02,
+            "blocks": blocks,
+            "head": jax.random.normal(keys[-1], (dim, vocab)) / jnp.sqrt(dim)}
+
+
+def uneven_loss(params: Params, tokens: jax.Array, targets: jax.Array
+                ) -> jax.Array:
+    x = mpmd.named_computation(lambda e, t: e[t], name="embed")(
+        params["embed"], tokens)
+    for index, p in enumerate(params["blocks"]):
+        x = mpmd.named_computation(
+            lambda p, x: x + jnp.tanh(x @ p["w1"]) @ p["w2"],
+            name=f"block{index}")(p, x)
+    logits = mpmd.named_computation(lambda w, x: x @ w, name="head")(
+        params["head"], x)
+    log_probs = jax.nn.log_softmax(logits)
+    return -jnp.mean(jnp.take_along_axis(log_probs, targets[..., None], -1))
+
+
+def uneven_microbatched_step(params, tokens, targets, lr=0.05):
+    """Gradients accumulated over stacked microbatches ([m, batch, seq])
+    with `mpmd.fori_loop`, then one SGD update (as
+    `transformer_microbatched_step`)."""
+    num_microbatches = tokens.shape[0]
+
+    def body(i, acc):
+        loss, grads = jax.value_and_grad(uneven_loss)(
+            params, tokens[i], targets[i])
+        return jax.tree.map(jnp.add, acc, (loss, grads))
+
+    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+    loss, grads = mpmd.fori_loop(0, num_microbatches, body, zeros)
+    params = jax.tree.map(lambda p, g: p - lr * g / num_microbatches,
+                          params, grads)
+    return params, loss / num_microbatches
+
+
+def uneven_names(num_blocks: int = len(UNEVEN_WIDTHS)) -> list[str]:
+    """The named computations of `uneven_loss`, in program order."""
+    return ["embed", *(f"block{i}" for i in range(num_blocks)), "head"]

@@ -169,6 +169,19 @@ class Partitioner:
         tensors, each sorted."""
         return self._native.named_ops()
 
+    def auto_assign(self, *, meshes: list[str], fixed: list[tuple[str, str]],
+                    memory_limit: int = 0, gpipe: bool = False
+                    ) -> dict[str, Any]:
+        """The named computations' costs and their balanced split into one
+        stage per mesh (mpmd-auto-assign); `fixed`: [(name, mesh)] placed
+        by hand. A dict with "costs", "microbatches", "inflight", "auto" and
+        "by_count" ({"stage_of", "flops", "memory"}), or "error" (and
+        "culprit") when no split fits. Reads the module; `partition` may
+        follow."""
+        return self._native.auto_assign(meshes=meshes, fixed=fixed,
+                                        memory_limit=memory_limit,
+                                        gpipe=gpipe)
+
     def partition(self, imports: ImportOptions,
                   optimize: OptimizeOptions) -> tuple[str, str]:
         """Returns the printed MPMD program and its execution plan (JSON

@@ -96,6 +96,10 @@ class PartitioningOptions(collections.abc.Mapping):
     # backend with a "pinned_host" memory; not with `remat` (which leaves
     # no residuals).
     offload_activations: bool | tuple[str, ...] = False
+    # With make_config(topology, "auto") (or names assigned "auto"): the
+    # bytes per device each mesh may hold (parameters and the activations
+    # of the microbatches the schedule keeps in flight); None: no limit.
+    auto_memory_limit_bytes: int | None = None
 
     def __init__(self, **options: Any):
         values = _options_from_mapping(options)
@@ -138,6 +142,10 @@ class MpmdConfig:
     # Meshes of the function's inputs and outputs come from in_shardings /
     # out_shardings (and committed arguments) only.
     read_input_output_mesh_from_shardings: bool = False
+    # The compiler assigns the named computations `assignment` leaves out
+    # to stages, one per mesh in topology order (make_config(topology,
+    # "auto"), or names assigned "auto").
+    auto: bool = False
 
     @property
     def mesh_names(self) -> list[str]:
@@ -393,7 +401,12 @@ def make_config(topology: Mapping[str, Any],
     - `topology`: mesh name -> `jax.sharding.Mesh`; meshes must not share
       devices.
     - `name_to_mesh_assignment`: name of a `named_computation` /
-      `named_tensor` -> mesh name, or (mesh name, pipeline stage).
+      `named_tensor` -> mesh name, or (mesh name, pipeline stage); or
+      "auto": the compiler assigns every named computation to a stage, one
+      stage per mesh in topology order, balancing their estimated cost
+      (`partitioning_options={"auto_memory_limit_bytes": N}` bounds each
+      mesh's memory). Names mapped to "auto", or left out while others
+      are, are placed the same way around the hand-placed ones.
     - `name_to_stage_assignment`: name -> stage, as Shardy:MPMD takes
       stages.
     - `input_mesh_assignment` / `output_mesh_assignment`: where the function's
@@ -419,7 +432,19 @@ def make_config(topology: Mapping[str, Any],
         name_to_mesh_assignment = assignment
     if name_to_mesh_assignment is None:
         raise ConfigError("make_config needs the assignment of names to "
-                          "meshes (the second argument)")
+                          "meshes (the second argument), or \"auto\"")
+    auto = False
+    if isinstance(name_to_mesh_assignment, str):
+        if name_to_mesh_assignment != "auto":
+            raise ConfigError(
+                f"the assignment is {name_to_mesh_assignment!r}: give a "
+                "mapping of names to meshes, or \"auto\"")
+        name_to_mesh_assignment, auto = {}, True
+    elif any(target == "auto" for target in name_to_mesh_assignment.values()):
+        name_to_mesh_assignment = {
+            name: target for name, target in name_to_mesh_assignment.items()
+            if target != "auto"}
+        auto = True
     if input_mesh_assignment == ():
         input_mesh_assignment = None
     if output_mesh_assignment == ():
@@ -529,9 +554,17 @@ def make_config(topology: Mapping[str, Any],
         raise ConfigError("merge_remat (mpmd_merge_remat_fragments) fuses "
                           "recomputed forwards into their backward; it needs "
                           "remat (mpmd_fragment_remat) = True")
+    limit = options.auto_memory_limit_bytes
+    if limit is not None and (not isinstance(limit, int) or limit <= 0):
+        raise ConfigError(f"auto_memory_limit_bytes is {limit!r}; give a "
+                          "positive number of bytes per mesh, or None")
+    if limit is not None and not auto:
+        raise ConfigError("auto_memory_limit_bytes bounds the automatic "
+                          "stage assignment: use it with make_config("
+                          "topology, \"auto\") or names assigned \"auto\"")
     config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
                         output_mesh_assignment, options,
-                        read_input_output_mesh_from_shardings)
+                        read_input_output_mesh_from_shardings, auto)
     for which in ("input_mesh_assignment", "output_mesh_assignment"):
         _check_io_meshes(which, getattr(config, which), topology)
     return config

@@ -20,6 +20,7 @@ warnings in the user's terms).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import time
@@ -30,7 +31,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from mpmd import arguments, diagnostics, lowering
+from mpmd import arguments, auto_assign, diagnostics, lowering
 from mpmd.compiler import Partitioner
 from mpmd.config import (AssignmentError, ConfigError,
                          FunctionIOMeshAssignment, MpmdConfig, is_abstract,
@@ -43,6 +44,7 @@ from mpmd.runtime.executor import (PlanExecutor, require_memory_kind,
 from mpmd.runtime.memory import (MemoryProfileError, MemoryRecorder,
                                  MemoryTable, predict_peaks)
 from mpmd.runtime.plan import ExecutionPlan, format_layout, total_cost
+from mpmd.runtime.simulate import simulate
 from mpmd.runtime.profile import (ProfileError, check_source, donates_inputs,
                                   profile_run)
 from mpmd.runtime.trace import Trace, TraceRecorder, prepare_traced_run
@@ -134,6 +136,9 @@ class Lowered:
         # True when mpmd.jit read the partition from the persistent cache
         # (see mpmd.partition_cache).
         self.partition_cached = False
+        # With an automatic assignment: (what it chose, partition(assignment)
+        # of the same program).
+        self._auto: tuple[Any, Callable[..., Any]] | None = None
 
     def as_text(self, dialect: str | None = None) -> str:
         """The program as text. `None` or "mpmd": the exported MPMD program
@@ -231,6 +236,44 @@ class Lowered:
         abstract meshes of an abstract topology may be equal objects)."""
         return FunctionIOMeshAssignment(*self._io_trees(
             lambda spec: spec.mesh))
+
+    @property
+    def auto_choice(self) -> Any:
+        """What the automatic assignment saw and chose
+        (`mpmd.auto_assign.AutoChoice`: per-name costs, the chosen split and
+        the split by count), or None for a hand assignment."""
+        return None if self._auto is None else self._auto[0]
+
+    @property
+    def assignment(self) -> dict[str, tuple[str, int | None]]:
+        """Each named computation's (and assigned named tensor's) mesh and
+        stage, as partitioned: the automatic assignment's choice included
+        (`make_config(topology, "auto")`)."""
+        return dict(self.config.assignment)
+
+    def assignment_report(self) -> str:
+        """For an automatic assignment: per mesh, its named computations,
+        their estimated FLOPs per microbatch (forward and backward) and
+        memory (parameters and in-flight activations), and the simulated
+        busy and idle time of a step (the project's simulator, each call
+        costing its FLOPs), beside the same for the split by count."""
+        if self._auto is None:
+            raise ConfigError(
+                "assignment_report() describes an automatic assignment; "
+                "this program was assigned by hand (use "
+                "make_config(topology, \"auto\"))")
+        choice, repartition = self._auto
+        costs = auto_assign.flop_costs(choice)
+
+        def simulated(split: dict[str, Any]) -> Any:
+            if split is choice.chosen:
+                plan = self.plan
+            else:
+                plan = ExecutionPlan.from_json(
+                    repartition(choice.assignment_of(split))[1])
+            return simulate(plan, costs)
+
+        return auto_assign.report(choice, simulated)
 
     def programs_by_mesh(self) -> dict[str, list[str]]:
         """Per mesh, the distinct programs compiled for it."""
@@ -637,17 +680,21 @@ class MpmdFunction:
                               enable_debug_info=True)
         partitioner = Partitioner(text, source_name="<jax>")
         computations, tensors = map(set, partitioner.named_ops())
-        unused = sorted(set(self.config.assignment) - computations - tensors)
+        config, choice = self.config, None
+        if config.auto:
+            config, choice = auto_assign.choose(config, partitioner,
+                                                computations)
+        unused = sorted(set(config.assignment) - computations - tensors)
         # A nested named computation left out of the assignment is part of
         # the one around it.
         top_level, nested = lowering.named_computation_nesting(module)
-        missing = sorted(top_level - set(self.config.assignment))
+        missing = sorted(top_level - set(config.assignment))
         if missing:
             raise AssignmentError(lowering.unassigned_message(
-                missing, unused, self.config.mesh_names[0]))
-        lowering.check_nesting(nested, self.config.assignment)
-        for name in sorted(self.config.assignment):
-            mesh, kind = split_memory_kind(self.config.assignment[name][0])
+                missing, unused, config.mesh_names[0]))
+        lowering.check_nesting(nested, config.assignment)
+        for name in sorted(config.assignment):
+            mesh, kind = split_memory_kind(config.assignment[name][0])
             if kind in (None, "device"):
                 continue
             if name in computations:
@@ -677,9 +724,9 @@ class MpmdFunction:
         traced_at = time.perf_counter()
         try:
             mpmd_text, plan_json, cached = lowering.warning_at_user(
-                partition_cached, self.config, text,
+                partition_cached, config, text,
                 (inputs, outputs, kinds_in, kinds_out),
-                lambda: lowering.partition(self.config, partitioner, inputs,
+                lambda: lowering.partition(config, partitioner, inputs,
                                            outputs, kinds_in, kinds_out))
         except CompilerError as error:
             raise diagnostics.retell(
@@ -690,7 +737,7 @@ class MpmdFunction:
         partitioned = time.perf_counter()
         plan = ExecutionPlan.from_json(plan_json)
         lowering.warn_moved_arguments(plan, committed, paths)
-        lowered_mpmd = Lowered(self.config, mpmd_text, plan, in_tree,
+        lowered_mpmd = Lowered(config, mpmd_text, plan, in_tree,
                                out_tree, text, static, module)
         lowered_mpmd.argument_paths = paths
         lowered_mpmd.function_name = getattr(self.fn, "__name__",
@@ -698,6 +745,11 @@ class MpmdFunction:
         # Whether the partition came from the persistent cache
         # (mpmd.partition_cache).
         lowered_mpmd.partition_cached = cached
+        if choice is not None:
+            lowered_mpmd._auto = (choice, lambda assignment: lowering.partition(
+                dataclasses.replace(config, assignment=assignment),
+                Partitioner(text, source_name="<jax>"), inputs, outputs,
+                kinds_in, kinds_out))
         lowered_mpmd.timings = {"trace": traced_at - start,
                                 "partition": partitioned - traced_at,
                                 "plan": time.perf_counter() - partitioned}

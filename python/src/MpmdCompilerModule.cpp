@@ -16,6 +16,7 @@
 #include "mpmd/Transforms/Common/ModuleUtils.h"
 #include "mpmd/Transforms/Common/OptionParsers.h"
 #include "mpmd/Transforms/Export/Passes.h"
+#include "mpmd/Transforms/Import/AutoAssign.h"
 #include "mpmd/Transforms/Import/Passes.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
 #include "mpmd/Transforms/Sharding/Passes.h"
@@ -47,6 +48,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
+
+#include <map>
 
 #include <functional>
 #include <memory>
@@ -577,6 +580,81 @@ public:
     return {computations, tensors};
   }
 
+  /// The automatic stage assignment (mpmd-auto-assign's): a dict with the
+  /// per-name costs, the microbatch count, and for the balanced split and
+  /// the split by count, the stage of each name and each stage's FLOPs and
+  /// memory; or with "error" (and "culprit", a name) when no split fits.
+  nb::dict autoAssign(const std::vector<std::string> &meshes,
+                      const std::vector<std::pair<std::string, std::string>>
+                          &fixedEntries,
+                      int64_t memoryLimit, bool gpipe) {
+    if (!module)
+      throw nb::value_error("this Partitioner has already partitioned its "
+                            "module (or failed to); make a new one");
+    mlir::mpmd::CostTable table =
+        mlir::mpmd::measureNamedComputations(*module);
+    std::map<std::string, unsigned> stageOfMesh;
+    for (auto [s, mesh] : llvm::enumerate(meshes))
+      stageOfMesh[mesh] = s;
+    std::map<std::string, unsigned> fixedStage;
+    for (auto &[name, mesh] : fixedEntries)
+      if (auto found = stageOfMesh.find(mesh); found != stageOfMesh.end())
+        fixedStage[name] = found->second;
+    llvm::SmallVector<std::optional<unsigned>> fixed;
+    for (const auto &cost : table.names) {
+      auto found = fixedStage.find(cost.name);
+      fixed.push_back(found == fixedStage.end()
+                          ? std::nullopt
+                          : std::optional<unsigned>(found->second));
+    }
+    unsigned stages = meshes.size();
+    llvm::SmallVector<int64_t> inflight =
+        mlir::mpmd::inflightMicrobatches(stages, table.microbatches, gpipe);
+    nb::dict result;
+    nb::list costs;
+    for (const auto &cost : table.names) {
+      nb::dict entry;
+      entry["name"] = cost.name;
+      entry["forward_flops"] = cost.forwardFlops;
+      entry["backward_flops"] = cost.backwardFlops;
+      entry["parameter_bytes"] = cost.parameterBytes;
+      entry["activation_bytes"] = cost.activationBytes;
+      entry["output_bytes"] = cost.outputBytes;
+      costs.append(entry);
+    }
+    result["costs"] = costs;
+    result["microbatches"] = table.microbatches;
+    result["inflight"] = std::vector<int64_t>(inflight.begin(), inflight.end());
+    auto describe = [&](const mlir::mpmd::StageSplit &split) {
+      nb::dict out;
+      out["stage_of"] =
+          std::vector<unsigned>(split.stageOf.begin(), split.stageOf.end());
+      out["flops"] = std::vector<double>(split.flops.begin(), split.flops.end());
+      out["memory"] =
+          std::vector<int64_t>(split.memory.begin(), split.memory.end());
+      return out;
+    };
+    if (stages > 0 && table.names.size() >= stages)
+      result["by_count"] = describe(
+          mlir::mpmd::splitByCount(table.names, stages, inflight));
+    std::string error;
+    std::optional<unsigned> culprit;
+    mlir::FailureOr<mlir::mpmd::StageSplit> split =
+        mlir::mpmd::splitIntoStages(
+            table.names, stages, fixed, inflight,
+            memoryLimit > 0 ? std::optional<int64_t>(memoryLimit)
+                            : std::nullopt,
+            error, culprit);
+    if (mlir::failed(split)) {
+      result["error"] = error;
+      if (culprit)
+        result["culprit"] = table.names[*culprit].name;
+      return result;
+    }
+    result["auto"] = describe(*split);
+    return result;
+  }
+
   nb::tuple partition(const AssignmentEntries &assignment,
                       const IndexedEntries &inputAssignment,
                       const IndexedEntries &outputAssignment,
@@ -820,6 +898,14 @@ NB_MODULE(_mpmd_compiler, m) {
           nb::arg("text"), nb::arg("source_name") = "<input>")
       .def("named_ops", &Partitioner::namedOps,
            "(named computation names, named tensor names), each sorted.")
+      .def("auto_assign", &Partitioner::autoAssign, nb::kw_only(),
+           nb::arg("meshes"), nb::arg("fixed"), nb::arg("memory_limit") = 0,
+           nb::arg("gpipe") = false,
+           "Costs of the named computations and their balanced split into "
+           "one stage per mesh (see mpmd-auto-assign); `fixed` is [(name, "
+           "mesh)] of hand-placed names. A dict: costs, microbatches, "
+           "inflight, auto and by_count ({stage_of, flops, memory}), or "
+           "error (and culprit) when no split fits.")
       .def("partition", &Partitioner::partition, nb::kw_only(),
            nb::arg("assignment"), nb::arg("input_assignment"),
            nb::arg("output_assignment"), nb::arg("infer_transfers") = false,

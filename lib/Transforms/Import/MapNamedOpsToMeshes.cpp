@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
+#include "mpmd/Transforms/Import/AutoAssign.h"
 #include "mpmd/Transforms/Import/ImportUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
@@ -47,8 +48,33 @@ struct MapNamedOpsToMeshesPass
 
   LogicalResult runOnEntryFunctions(ModuleOp module,
                                     ArrayRef<func::FuncOp> entries) {
+    SmallVector<NamedAssignment> named(assignment.begin(), assignment.end());
+    if (auto chosen =
+            module->getAttrOfType<DictionaryAttr>(kAutoAssignmentAttrName)) {
+      llvm::StringSet<> given;
+      for (const NamedAssignment &entry : assignment)
+        given.insert(entry.name);
+      for (NamedAttribute entry : chosen) {
+        auto text = dyn_cast<StringAttr>(entry.getValue());
+        std::string error;
+        std::optional<NamedAssignment> parsedEntry =
+            text ? NamedAssignment::parse(
+                       (entry.getName().getValue() + "=" + text.getValue())
+                           .str(),
+                       error)
+                 : std::nullopt;
+        if (!parsedEntry)
+          return module.emitError()
+                 << kAutoAssignmentAttrName << " entry '"
+                 << entry.getName().getValue()
+                 << "' must be a string \"MESH:STAGE\"";
+        if (!given.contains(parsedEntry->name))
+          named.push_back(*parsedEntry);
+      }
+      module->removeAttr(kAutoAssignmentAttrName);
+    }
     FailureOr<llvm::StringMap<MeshAssignment>> parsed = collectMeshAssignment(
-        assignment, [&] { return module.emitError(); });
+        named, [&] { return module.emitError(); });
     if (failed(parsed))
       return failure();
     assignments = std::move(*parsed);

@@ -59,11 +59,40 @@ def MapNamedOpsToMeshesPass : Pass<"mpmd-map-named-ops", "ModuleOp"> {
     tensor in the assignment becomes an assign/unassign pair; one that is not
     is dropped and left to mesh inference.
 
-    Entries: `NAME=MESH` or `NAME=MESH:STAGE`.
+    Entries: `NAME=MESH` or `NAME=MESH:STAGE`. Names the option leaves out
+    take their entry from the module's `mpmd.assignment` (what
+    mpmd-auto-assign chose), if any.
   }];
   let options = [
     ListOption<"assignment", "assignment", "::mlir::mpmd::NamedAssignment",
                "NAME=MESH or NAME=MESH:STAGE entries">,
+  ];
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
+}
+
+def AutoAssignPass : Pass<"mpmd-auto-assign", "ModuleOp"> {
+  let summary = "Assigns named computations to stages, one per mesh, balancing their cost";
+  let description = [{
+    Reads each top-level named computation's cost per microbatch from its
+    body (FLOPs of its forward and its backward, parameter, activation and
+    output bytes), then splits them, in program order, into one contiguous
+    run per mesh of `meshes` (stage s on the s-th mesh), minimizing the
+    busiest stage's FLOPs (ties: fewer bytes sent between stages), under
+    `memory-limit` bytes per stage (parameters plus the activations of the
+    microbatches the schedule keeps in flight: all for `schedule=gpipe`,
+    `stages - s` otherwise). Names in `assignment` keep their mesh. The
+    choice goes on the module as `mpmd.assignment` = {name = "mesh:stage"},
+    which mpmd-map-named-ops reads for names its option leaves out.
+  }];
+  let options = [
+    ListOption<"meshes", "meshes", "std::string",
+               "The meshes, one stage each, in pipeline order">,
+    ListOption<"assignment", "assignment", "::mlir::mpmd::NamedAssignment",
+               "NAME=MESH entries that stay where they are">,
+    Option<"memoryLimit", "memory-limit", "int64_t", "0",
+           "Bytes per stage (0: no limit)">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "gpipe keeps every microbatch in flight; others stages - s">,
   ];
   let dependentDialects = ["::mlir::mpmd::MpmdDialect"];
 }
