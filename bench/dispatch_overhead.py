@@ -120,7 +120,8 @@ class Config:
         rng = np.random.default_rng(0)
         # The inputs' placement: m1's NamedSharding, or (one device) the
         # device itself, a SingleDeviceSharding.
-        placed = jax.devices()[0] if single else rep
+        placed = (jax.sharding.SingleDeviceSharding(jax.devices()[0])
+                  if single else rep)
         x = jax.device_put(rng.random(SHAPE, np.float32), placed)
         y = jax.device_put(rng.random(SHAPE, np.float32), placed)
         f = chain(k)

@@ -16,6 +16,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 
 from mpmd.config import ConfigError
+from mpmd.runtime.transfer import relabel
 
 __all__ = ["abstract", "argument_paths", "as_placed", "fits", "leaf_key",
            "leaf_paths", "normalize_argnums", "path_text", "split_static",
@@ -53,22 +54,61 @@ def normalize_argnums(argnums: Sequence[int] | int, count: int
     return frozenset(i % count if count else i for i in argnums)
 
 
-def as_placed(leaves: Sequence[Any], expected: Sequence[tuple]
+def as_placed(leaves: Sequence[Any], expected: Sequence[tuple],
+              memo: dict[int, tuple[Any, Any]] | None = None
               ) -> Sequence[Any] | None:
     """`leaves` if every one is a live jax.Array already laid out as the
-    plan's input (so the call needs no copy and no check); else None."""
+    plan's input (so the call needs no copy and no check), with those whose
+    committed sharding is only equivalent to the input's (a
+    `SingleDeviceSharding` on a one-device mesh, other axis names) relabelled
+    without a copy; else None. `memo` keeps, per position, the last array
+    relabelled and its relabelling: a loop passing the same array again
+    (a batch, a constant) reuses it."""
     if len(leaves) != len(expected):
         return None
-    for value, (shape, dtype, sharding) in zip(leaves, expected):
+    relabelled = None
+    for index, (value, (shape, dtype, sharding)) in enumerate(
+            zip(leaves, expected)):
         # jax.Array's isinstance goes through its ABC: test the concrete
         # class first.
         if not ((value.__class__ is _ARRAY_IMPL or isinstance(value, jax.Array))
-                and value.sharding == sharding
                 and value.shape == shape
                 and (value.dtype is dtype or value.dtype == dtype)
                 and not value.is_deleted()):
             return None
-    return leaves
+        if value.sharding == sharding:
+            continue
+        if not (value._committed  # noqa: SLF001
+                and _equivalent(value.sharding, sharding, len(shape))):
+            return None
+        if relabelled is None:
+            relabelled = list(leaves)
+        known = memo.get(index) if memo is not None else None
+        if known is not None and known[0] is value:
+            relabelled[index] = known[1]
+            continue
+        relabelled[index] = relabel(value, sharding)
+        if memo is not None:
+            memo[index] = (value, relabelled[index])
+    return leaves if relabelled is None else relabelled
+
+
+# (sharding, sharding, rank) -> whether they place the same pieces on the
+# same devices: asked once per pair of shardings, not at every call.
+_EQUIVALENCE: dict[tuple[Any, Any, int], bool] = {}
+
+
+def _equivalent(given: Any, wanted: Any, rank: int) -> bool:
+    key = (given, wanted, rank)
+    found = _EQUIVALENCE.get(key)
+    if found is None:
+        try:
+            found = bool(given.is_equivalent_to(wanted, rank))
+        except Exception:  # noqa: BLE001 - shardings JAX cannot compare
+            found = False
+        if len(_EQUIVALENCE) < 4096:
+            _EQUIVALENCE[key] = found
+    return found
 
 
 def fits(leaves: Sequence[Any], expected: Sequence[tuple]) -> bool:

@@ -332,6 +332,9 @@ class Compiled:
         self._expected = tuple(
             (spec.shape, spec.dtype, sharding) for spec, sharding in
             zip(lowered.plan.inputs, self._input_shardings))
+        # Per flat input: the last array relabelled for it (an equivalent
+        # sharding) and its relabelling, reused while the same array comes.
+        self._relabelled: dict[int, tuple[Any, Any]] = {}
         self._static = bool(lowered.static_argnums)
         self._out_tree = lowered.out_tree
         self._run = executor.run
@@ -372,10 +375,12 @@ class Compiled:
         # array already on its mesh (as a training loop passes them).
         if self._static:
             args = self._dynamic(args)
-        placed = None if kwargs else arguments.as_placed(args, self._expected)
+        placed = None if kwargs else arguments.as_placed(
+            args, self._expected, self._relabelled)
         if placed is None:
             placed = arguments.as_placed(
-                jax.tree_util.tree_leaves((args, kwargs)), self._expected)
+                jax.tree_util.tree_leaves((args, kwargs)), self._expected,
+                self._relabelled)
             if placed is None:  # something to move, convert or refuse
                 placed = self._place_inputs(args, kwargs)
         return self._unflatten(self._out_tree, self._run(placed))
@@ -773,7 +778,8 @@ class MpmdFunction:
         if last is not None and not self.static_argnums:
             leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
             if tree == last[0]:
-                placed = arguments.as_placed(leaves, last[1]._expected)
+                placed = arguments.as_placed(leaves, last[1]._expected,
+                                             last[1]._relabelled)
                 if placed is not None:
                     return last[1]._call_placed(placed)
         static = arguments.normalize_argnums(self.static_argnums, len(args))

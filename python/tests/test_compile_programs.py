@@ -96,6 +96,22 @@ def test_equivalent_inputs_are_used_without_a_copy():
     b, a = compiled(single, renamed)
     np.testing.assert_array_equal(a, np.arange(4.0) * 2)
     np.testing.assert_array_equal(b, np.full((2, 4), 2.0))
+    # The call path takes them as they are too, and a loop passing the same
+    # arrays again reuses their relabelling (no work per call).
+    from mpmd import arguments
+
+    memo = {}
+    first = arguments.as_placed((single, renamed), compiled._expected, memo)
+    again = arguments.as_placed((single, renamed), compiled._expected, memo)
+    assert first is not None and all(x is y for x, y in zip(first, again))
+    for before, after in zip((single, renamed), first):
+        assert after.sharding in expected
+        assert [s.data.unsafe_buffer_pointer()
+                for s in before.addressable_shards] == [
+            s.data.unsafe_buffer_pointer() for s in after.addressable_shards]
+    # An uncommitted array is not taken as it is (the call places it).
+    assert arguments.as_placed((jnp.arange(4.0), renamed),
+                               compiled._expected) is None
 
 
 def test_every_program_goes_in_the_users_persistent_cache(tmp_path):

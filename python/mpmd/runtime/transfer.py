@@ -215,9 +215,26 @@ def _equivalent(source: Any, target: NamedSharding, ndim: int) -> bool:
         return False
 
 
+try:  # JAX's array class, for relabelling one buffer without checks
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # another JAX: relabel goes the public way
+    _ArrayImpl = None
+
+
 def relabel(x: jax.Array, sharding: NamedSharding) -> jax.Array:
     """`x`'s own buffers, as an array laid out by `sharding`: no copy, for a
     `sharding` equivalent to `x`'s (each device holds the same piece)."""
+    if _ArrayImpl is not None and sharding.mesh.size == 1:
+        # One buffer (what `jax.device_put(x, device)` makes for a
+        # one-device mesh): wrapped directly, about 2.5 us against 13 us
+        # through make_array_from_single_device_arrays.
+        try:
+            arrays = x._arrays  # noqa: SLF001
+            if len(arrays) == 1:
+                return _ArrayImpl(x.aval, sharding, arrays, committed=True,
+                                  _skip_checks=True)
+        except (AttributeError, TypeError):
+            pass  # another JAX: the public route below
     buffers = {shard.device: shard.data for shard in x.addressable_shards}
     return jax.make_array_from_single_device_arrays(
         x.shape, sharding,
