@@ -117,7 +117,8 @@ def test_equivalent_inputs_are_used_without_a_copy():
 def test_every_program_goes_in_the_users_persistent_cache(tmp_path):
     """With only jax_compilation_cache_dir set, each program is written to
     JAX's persistent cache, though each compiles in well under JAX's
-    default 1 s threshold; a second process reads them back."""
+    default 1 s threshold; a second process reads them back (every
+    compile a cache hit) and its partition too."""
     import os
     import subprocess
     import sys
@@ -129,6 +130,10 @@ os.environ["JAX_PLATFORMS"] = "cpu"
 import jax, jax.numpy as jnp, numpy as np
 jax.config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
 import mpmd
+hits = []
+jax.monitoring.register_event_listener(
+    lambda name, **kw: hits.append(name)
+    if name == "/jax/compilation_cache/cache_hits" else None)
 devices = np.array(jax.devices()[:4]).reshape(2, 2)
 topology = {{"m1": jax.sharding.Mesh(devices[0], ("x",)),
             "m2": jax.sharding.Mesh(devices[1], ("x",))}}
@@ -137,19 +142,23 @@ def f(x):
     return mpmd.named_computation(lambda a: a + 1, name="b")(x)
 lowered = mpmd.jit(f, mpmd.make_config(topology, {{"a": "m1", "b": "m2"}})
                    ).lower(jnp.ones(8))
-print(len(lowered.plan.programs), float(lowered.compile()(jnp.ones(8))[0]))
+value = float(lowered.compile()(jnp.ones(8))[0])
+print(len(lowered.plan.programs), value, len(hits),
+      lowered.partition_cached)
 """
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)
     first = subprocess.run([sys.executable, "-c", script], env=env,
                            capture_output=True, text=True, check=True)
-    programs, value = first.stdout.split()
-    assert value == "3.0"
+    programs, value, hits, cached = first.stdout.split()
+    assert value == "3.0" and hits == "0" and cached == "False"
     entries = [p for p in tmp_path.iterdir() if p.is_file()]
     assert len(entries) >= int(programs)
     second = subprocess.run([sys.executable, "-c", script], env=env,
                             capture_output=True, text=True, check=True)
-    assert second.stdout.split()[1] == "3.0"
+    programs, value, hits, cached = second.stdout.split()
+    assert value == "3.0" and cached == "True"
+    assert int(hits) >= int(programs)
     # Read back, not written again.
     assert len([p for p in tmp_path.iterdir() if p.is_file()]) == len(entries)
 
