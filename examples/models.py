@@ -184,15 +184,16 @@ def transformer_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]
     return assignment
 
 
-def transformer_microbatched_step(params, tokens, targets, heads=2, lr=0.05):
+def sgd_over_microbatches(loss_fn, params, tokens, targets, lr, *extra):
     """One step over stacked microbatches ([m, batch, seq]): each
-    microbatch's gradient is computed in an `mpmd.fori_loop` iteration (its
-    call counter) and accumulated; then one SGD update."""
+    microbatch's gradient of `loss_fn(params, tokens, targets, *extra)` is
+    computed in an `mpmd.fori_loop` iteration (its call counter) and
+    accumulated; then one SGD update. Returns (params, mean loss)."""
     num_microbatches = tokens.shape[0]
 
     def body(i, acc):
-        loss, grads = jax.value_and_grad(transformer_loss)(
-            params, tokens[i], targets[i], heads)
+        loss, grads = jax.value_and_grad(loss_fn)(
+            params, tokens[i], targets[i], *extra)
         return jax.tree.map(jnp.add, acc, (loss, grads))
 
     zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
@@ -200,6 +201,12 @@ def transformer_microbatched_step(params, tokens, targets, heads=2, lr=0.05):
     params = jax.tree.map(lambda p, g: p - lr * g / num_microbatches,
                           params, grads)
     return params, loss / num_microbatches
+
+
+def transformer_microbatched_step(params, tokens, targets, heads=2, lr=0.05):
+    """`sgd_over_microbatches` of the transformer's loss."""
+    return sgd_over_microbatches(transformer_loss, params, tokens, targets,
+                                 lr, heads)
 
 
 def interleaved_assignment(num_blocks: int, meshes: list[str]) -> dict[str, Any]:
@@ -300,21 +307,8 @@ def uneven_loss(params: Params, tokens: jax.Array, targets: jax.Array
 
 
 def uneven_microbatched_step(params, tokens, targets, lr=0.05):
-    """Gradients accumulated over stacked microbatches ([m, batch, seq])
-    with `mpmd.fori_loop`, then one SGD update (as
-    `transformer_microbatched_step`)."""
-    num_microbatches = tokens.shape[0]
-
-    def body(i, acc):
-        loss, grads = jax.value_and_grad(uneven_loss)(
-            params, tokens[i], targets[i])
-        return jax.tree.map(jnp.add, acc, (loss, grads))
-
-    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-    loss, grads = mpmd.fori_loop(0, num_microbatches, body, zeros)
-    params = jax.tree.map(lambda p, g: p - lr * g / num_microbatches,
-                          params, grads)
-    return params, loss / num_microbatches
+    """`sgd_over_microbatches` of the uneven model's loss."""
+    return sgd_over_microbatches(uneven_loss, params, tokens, targets, lr)
 
 
 def uneven_names(num_blocks: int = len(UNEVEN_WIDTHS)) -> list[str]:
