@@ -48,6 +48,8 @@ _LAZY = {
     "jit": "mpmd.stages",
     "UnsupportedMemoryKindError": "mpmd.runtime.executor",
     "fetch": "mpmd.runtime.processes",
+    "reshard": "mpmd.runtime.reshard",
+    "ReshardError": "mpmd.runtime.reshard",
 }
 
 __all__ = [

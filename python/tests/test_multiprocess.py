@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "multiprocess", "train_step.py")
 LOSS = os.path.join(HERE, "multiprocess", "loss.py")
 ADAM = os.path.join(HERE, "multiprocess", "adam.py")
+RESHARD = os.path.join(HERE, "multiprocess", "reshard.py")
 
 
 def launch(processes: int, devices: int, *args: str,
@@ -497,3 +498,18 @@ def test_launcher_help_says_why_there_is_no_default_timeout():
     text = " ".join(result.stdout.split())
     assert "default: none" in text and "may rightly take days" in text
     assert "--verbose" in text
+
+
+def test_reshard_between_processes():
+    """mpmd.reshard moves a tree from process 0's mesh to process 1's with
+    another layout and back; each process checks the shards it holds."""
+    result = launch(2, 4, worker=RESHARD, timeout=200)
+    lines = [line for line in result.stdout.splitlines()
+             if "equal after reshard" in line]
+    assert result.returncode == 0 and len(lines) == 2, (
+        result.stdout[-4000:] + result.stderr[-2000:])
+    counts = sorted(int(re.search(r"(\d+) shards", line).group(1))
+                    for line in lines)
+    # Process 1 holds the moved tree (w and b on 4 devices each), process 0
+    # the tree moved back.
+    assert counts == [8, 8], counts
