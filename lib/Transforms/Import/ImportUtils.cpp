@@ -108,6 +108,17 @@ mlir::mpmd::collectIoAssignment(ArrayRef<IndexedAssignment> entries,
   return result;
 }
 
+void mlir::mpmd::labelWithLoop(Operation *op, StringAttr schedule,
+                               StringAttr loop) {
+  op->walk([&](Operation *nested) {
+    if (isa<NamedComputationOp, FragmentOp, func::CallOp, CallOp>(nested) &&
+        !nested->hasAttr(kLoopAttrName)) {
+      nested->setAttr(kLoopScheduleAttrName, schedule);
+      nested->setAttr(kLoopAttrName, loop);
+    }
+  });
+}
+
 void mlir::mpmd::labelWithCounter(Operation *op, IntegerAttr counter) {
   op->walk([&](Operation *nested) {
     if (isa<NamedComputationOp, FragmentOp, func::CallOp, CallOp>(nested)) {

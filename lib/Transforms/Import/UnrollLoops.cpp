@@ -36,7 +36,7 @@ IntegerAttr counterAttr(MLIRContext *ctx, uint64_t value) {
 /// constant and a labelled copy of the body).
 constexpr uint32_t kMaxIterations = 4096;
 
-LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
+LogicalResult unrollFor(ForOp loop, GrowthBudget &budget, unsigned &loops) {
   if (loop.getIterations() > kMaxIterations)
     return loop.emitOpError()
            << "not supported yet: unrolling " << loop.getIterations()
@@ -51,6 +51,12 @@ LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
   MLIRContext *ctx = loop.getContext();
   Block &body = loop.getRegion().front();
   auto indexType = cast<RankedTensorType>(loop.getIndexArg().getType());
+  // A loop with a schedule of its own: its iterations' named computations
+  // say which loop they are of and how it is ordered.
+  auto schedule = loop->getAttrOfType<StringAttr>(kLoopScheduleAttrName);
+  StringAttr loopName;
+  if (schedule)
+    loopName = StringAttr::get(ctx, "for" + std::to_string(loops++));
   SmallVector<Value> carried(loop.getOperands());
   for (uint32_t i = 0; i < loop.getIterations(); ++i) {
     // The index as a constant of the body's index type.
@@ -66,6 +72,8 @@ LogicalResult unrollFor(ForOp loop, GrowthBudget &budget) {
     args.push_back(builder.create(state)->getResult(0));
     carried = cloneBlockBody(body, args, builder, [&](Operation *copy) {
       labelWithCounter(copy, counter);
+      if (schedule)
+        labelWithLoop(copy, schedule, loopName);
     });
   }
   loop.replaceAllUsesWith(carried);
@@ -85,12 +93,21 @@ LogicalResult inlineCall(CallOp call, SymbolTableCollection &symbols,
   if (auto attr = call->getAttrOfType<IntegerAttr>(
           MpmdDialect::kCallCounterAttrName))
     counter = counterAttr(call.getContext(), attr.getValue().getZExtValue());
+  // Calls with a schedule of their own (a Python loop of mpmd.call): one
+  // loop per schedule.
+  auto schedule = call->getAttrOfType<StringAttr>(kLoopScheduleAttrName);
+  StringAttr loopName;
+  if (schedule)
+    loopName = StringAttr::get(call.getContext(),
+                               "call:" + schedule.getValue().str());
   OpBuilder builder(call);
   SmallVector<Value> results = cloneBlockBody(
       callee->getBody().front(), call.getOperands(), builder,
       [&](Operation *copy) {
         if (counter)
           labelWithCounter(copy, counter);
+        if (schedule)
+          labelWithLoop(copy, schedule, loopName);
       });
   call.replaceAllUsesWith(results);
   call.erase();
@@ -106,6 +123,7 @@ struct UnrollLoopsPass
     if (failed(checkNoRecursion(entries, symbols)))
       return failure();
     GrowthBudget budget;
+    unsigned loops = 0;
     for (func::FuncOp entry : entries) {
       // Outermost first: an unrolled body may hold more loops and calls.
       while (true) {
@@ -121,7 +139,7 @@ struct UnrollLoopsPass
           break;
         LogicalResult done = success();
         if (auto loop = dyn_cast<ForOp>(next)) {
-          done = unrollFor(loop, budget);
+          done = unrollFor(loop, budget, loops);
         } else {
           auto call = cast<CallOp>(next);
           if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(

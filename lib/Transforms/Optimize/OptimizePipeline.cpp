@@ -15,7 +15,8 @@ void mlir::mpmd::addOptimizePipeline(OpPassManager &pm,
   if (options.splitBackward ||
       options.schedule == ScheduleKind::kZeroBubbleH1)
     pm.addPass(createSplitBackwardPass());
-  if (options.schedule != ScheduleKind::kNone) {
+  // Always: loops may carry schedules of their own (mpmd.loop_schedule).
+  {
     SchedulePassOptions schedule;
     schedule.schedule = options.schedule;
     schedule.order.assign(options.order.begin(), options.order.end());

@@ -46,6 +46,14 @@ std::string describe(Operation *op) {
   return "'" + op->getName().getStringRef().str() + "'";
 }
 
+/// The fragments of one pipelined loop, per mesh, and the schedule that
+/// orders them.
+struct LoopGroup {
+  ScheduleKind kind = ScheduleKind::kNone;
+  StringRef name;
+  llvm::MapVector<StringRef, SmallVector<FragmentOp>> byMesh;
+};
+
 class Scheduler {
 public:
   Scheduler(func::FuncOp func, ScheduleKind kind, StringRef scheduleName,
@@ -60,33 +68,75 @@ public:
     }
     auto topology =
         func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
-    llvm::MapVector<StringRef, SmallVector<FragmentOp>> byMesh;
+    // The pipelined loops: the function's schedule orders the loop
+    // without one of its own (group ""), each loop with one
+    // (`mpmd.loop_schedule`) is ordered by its own.
+    llvm::MapVector<StringRef, LoopGroup> groups;
+    LoopGroup &global = groups[""];
+    global.kind = kind;
+    global.name = scheduleName;
     for (StringRef mesh : topology.getMeshNames())
-      byMesh[mesh];
-    // Built-in schedules order the microbatches of the pipelined loop:
-    // fragments without a call counter (code before or after the loop) keep
-    // their data order. Explicit tables place every user fragment.
-    for (auto fragment : block.getOps<FragmentOp>())
-      if (fragment.isUserFragment() &&
-          (kind == ScheduleKind::kExplicit ||
-           fragment->hasAttr(MpmdDialect::kCallCounterAttrName)))
-        byMesh[fragment.getMeshName()].push_back(fragment);
-    if (kind != ScheduleKind::kExplicit)
-      warnIfNothingToPipeline(byMesh);
+      global.byMesh[mesh];
+    // Built-in schedules order the microbatches of a loop: fragments
+    // without a call counter (code before or after the loops) keep their
+    // data order. Explicit tables place every user fragment.
+    for (auto fragment : block.getOps<FragmentOp>()) {
+      if (!fragment.isUserFragment())
+        continue;
+      auto loop = fragment->getAttrOfType<StringAttr>(kLoopAttrName);
+      bool counted = fragment->hasAttr(MpmdDialect::kCallCounterAttrName);
+      if (!loop) {
+        if (kind == ScheduleKind::kExplicit || counted)
+          global.byMesh[fragment.getMeshName()].push_back(fragment);
+        continue;
+      }
+      auto [it, fresh] = groups.try_emplace(loop.getValue());
+      LoopGroup &group = it->second;
+      if (fresh) {
+        auto name = fragment->getAttrOfType<StringAttr>(kLoopScheduleAttrName);
+        std::optional<ScheduleKind> own =
+            name ? symbolizeScheduleKind(name.getValue()) : std::nullopt;
+        if (!own || *own == ScheduleKind::kExplicit)
+          return fragment.emitOpError()
+                 << "has loop schedule '"
+                 << (name ? name.getValue() : StringRef("(none)"))
+                 << "'; a loop's own schedule is one of gpipe, 1f1b, "
+                    "interleaved-1f1b, zero-bubble-h1 or none";
+        group.kind = *own;
+        group.name = name.getValue();
+      }
+      if (counted)
+        group.byMesh[fragment.getMeshName()].push_back(fragment);
+    }
+    if (kind != ScheduleKind::kExplicit && groups.size() == 1)
+      warnIfNothingToPipeline(global.byMesh);
     warnOnStagesAgainstDataFlow();
-    for (auto &[mesh, fragments] : byMesh)
-      for (FragmentOp fragment : fragments)
-        if (IntegerAttr stage = fragment.getStageIdAttr())
-          stagesByMesh[mesh].insert(stage.getInt());
-    SmallVector<StringRef> ranked = rankMeshes(byMesh);
-    for (auto [rank, mesh] : llvm::enumerate(ranked)) {
-      FailureOr<SmallVector<FragmentOp>> order =
-          orderOf(mesh, byMesh[mesh], rank, ranked.size());
-      if (failed(order))
-        return failure();
-      for (unsigned i = 1; i < order->size(); ++i)
-        scheduleEdges.emplace_back((*order)[i - 1], (*order)[i]);
-      for (auto [position, fragment] : llvm::enumerate(*order))
+    // Each mesh runs the loops one after another, in program order, each
+    // in its own schedule's order.
+    llvm::MapVector<StringRef, SmallVector<FragmentOp>> meshOrder;
+    for (auto &[loop, group] : groups) {
+      if (group.kind == ScheduleKind::kNone)
+        continue;
+      for (auto &[mesh, fragments] : group.byMesh)
+        for (FragmentOp fragment : fragments)
+          if (IntegerAttr stage = fragment.getStageIdAttr())
+            stagesByMesh[mesh].insert(stage.getInt());
+      if (!loop.empty())
+        group.byMesh.remove_if([](auto &entry) { return entry.second.empty(); });
+      SmallVector<StringRef> ranked = rankMeshes(group.byMesh);
+      for (auto [rank, mesh] : llvm::enumerate(ranked)) {
+        FailureOr<SmallVector<FragmentOp>> order =
+            orderOf(group.kind, group.name, mesh, group.byMesh[mesh], rank,
+                    ranked.size());
+        if (failed(order))
+          return failure();
+        llvm::append_range(meshOrder[mesh], *order);
+      }
+    }
+    for (auto &[mesh, order] : meshOrder) {
+      for (unsigned i = 1; i < order.size(); ++i)
+        scheduleEdges.emplace_back(order[i - 1], order[i]);
+      for (auto [position, fragment] : llvm::enumerate(order))
         placeInSchedule[fragment] = static_cast<int64_t>(position);
     }
     return sortAndReorder();
@@ -208,21 +258,29 @@ private:
     return meshes;
   }
 
-  FailureOr<SmallVector<FragmentOp>> orderOf(StringRef mesh,
+  FailureOr<SmallVector<FragmentOp>> orderOf(ScheduleKind groupKind,
+                                             StringRef groupName,
+                                             StringRef mesh,
                                              ArrayRef<FragmentOp> fragments,
                                              unsigned rank, unsigned count) {
     SmallVector<FragmentInfo> infos;
     for (FragmentOp fragment : fragments)
       infos.push_back(getFragmentInfo(fragment));
-    if (kind == ScheduleKind::kExplicit)
+    if (groupKind == ScheduleKind::kExplicit)
       return explicitOrder(mesh, fragments, infos);
     std::string error;
     std::optional<std::vector<unsigned>> order =
-        orderFragments(kind, infos, rank, count, error);
-    if (!order)
-      return func.emitError() << "pipeline schedule " << scheduleName
+        orderFragments(groupKind, infos, rank, count, error);
+    if (!order) {
+      // On a fragment of the loop when the loop has a schedule of its own.
+      if (!fragments.empty() && fragments.front()->hasAttr(kLoopAttrName))
+        return FragmentOp(fragments.front()).emitOpError()
+               << "is in a loop whose own schedule " << groupName
+               << " cannot order mesh \"" << mesh << "\": " << error;
+      return func.emitError() << "pipeline schedule " << groupName
                               << " cannot order mesh \"" << mesh
                               << "\": " << error;
+    }
     SmallVector<FragmentOp> result;
     for (unsigned i : *order)
       result.push_back(fragments[i]);
@@ -483,7 +541,15 @@ struct SchedulePass
 
   LogicalResult runOnEntryFunctions(ModuleOp module,
                                     ArrayRef<func::FuncOp> entries) {
-    if (schedule == ScheduleKind::kNone)
+    // Without a schedule for the function, loops with their own still
+    // need ordering.
+    if (schedule == ScheduleKind::kNone &&
+        !module
+             .walk([](FragmentOp fragment) {
+               return fragment->hasAttr(kLoopAttrName) ? WalkResult::interrupt()
+                                                       : WalkResult::advance();
+             })
+             .wasInterrupted())
       return success();
     for (func::FuncOp func : entries) {
       DictionaryAttr table =

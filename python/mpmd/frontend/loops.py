@@ -39,6 +39,7 @@ from jax.interpreters import ad, batching, mlir
 
 from mpmd.frontend.primitives import (
     CALL_COUNTER_ATTR,
+    LOOP_SCHEDULE_ATTR,
     FrontendError,
     _INLINE,
     _body_consts,
@@ -112,7 +113,8 @@ mpmd_for_p.multiple_results = True
 
 
 def _for_unrolled(*args: Any, body: jex_core.ClosedJaxpr, iterations: int,
-                  lower: int, num_invariants: int) -> list[Any]:
+                  lower: int, num_invariants: int,
+                  schedule: str | None = None) -> list[Any]:
     """The loop as straight-line code: iteration k in call counter k."""
     invariants = list(args[:num_invariants])
     carry = list(args[num_invariants:])
@@ -128,17 +130,18 @@ mpmd_for_p.def_impl(_for_unrolled)
 
 @mpmd_for_p.def_effectful_abstract_eval
 def _for_abstract_eval(*avals: Any, body: jex_core.ClosedJaxpr,
-                       iterations: int, lower: int,
-                       num_invariants: int) -> tuple[list[Any], Any]:
-    del iterations, lower
+                       iterations: int, lower: int, num_invariants: int,
+                       schedule: str | None = None) -> tuple[list[Any], Any]:
+    del iterations, lower, schedule
     return list(avals[num_invariants:]), body.effects
 
 
 def _for_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                   body: jex_core.ClosedJaxpr, iterations: int, lower: int,
-                  num_invariants: int) -> Sequence[Any]:
+                  num_invariants: int,
+                  schedule: str | None = None) -> Sequence[Any]:
     params = dict(body=body, iterations=iterations, lower=lower,
-                  num_invariants=num_invariants)
+                  num_invariants=num_invariants, schedule=schedule)
     if _INLINE.value:
         return mlir.lower_fun(functools.partial(_for_unrolled, **params),
                               multiple_results=True)(ctx, *args)
@@ -147,6 +150,9 @@ def _for_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
     invariants, carry = list(args[:num_invariants]), list(args[num_invariants:])
     result_types = [mlir.aval_to_ir_type(ctx.module_context, a) for a in ctx.avals_out]
     loop = mpmd_dialect.ForOp(result_types, carry, iterations)
+    if schedule is not None:
+        # The loop's own pipeline schedule (docs/loops.md).
+        loop.attributes[LOOP_SCHEDULE_ATTR] = ir.StringAttr.get(schedule)
     index_type = ir.RankedTensorType.get(
         [], ir.IntegerType.get_unsigned(32))
     block = loop.regions[0].blocks.append(*[v.type for v in carry],
@@ -170,7 +176,8 @@ mlir.register_lowering(mpmd_for_p, _for_lowering)
 
 
 def bind_for(body: Callable[..., Sequence[Any]], init: Sequence[Any],
-             iterations: int, lower: int) -> list[Any]:
+             iterations: int, lower: int,
+             schedule: str | None = None) -> list[Any]:
     """Traces `body(index, *carry) -> carry` once and binds `mpmd_for_p`.
 
     Raises `jax.errors.ConcretizationTypeError` (and the related tracer
@@ -202,7 +209,7 @@ def bind_for(body: Callable[..., Sequence[Any]], init: Sequence[Any],
                             f"effects {lifted_body.effects}")
     return mpmd_for_p.bind(*invariants, *init, body=lifted_body,
                            iterations=iterations, lower=lower,
-                           num_invariants=len(invariants))
+                           num_invariants=len(invariants), schedule=schedule)
 
 
 # --- mpmd_call_p --------------------------------------------------------------
@@ -212,7 +219,7 @@ mpmd_call_p.multiple_results = True
 
 
 def _call_unrolled(*args: Any, jaxpr: jex_core.ClosedJaxpr,
-                   call_counter: int) -> list[Any]:
+                   call_counter: int, schedule: str | None = None) -> list[Any]:
     with call_counter_scope(call_counter):
         return list(jex_core.jaxpr_as_fun(jaxpr)(*args))
 
@@ -222,14 +229,16 @@ mpmd_call_p.def_impl(_call_unrolled)
 
 @mpmd_call_p.def_effectful_abstract_eval
 def _call_abstract_eval(*avals: Any, jaxpr: jex_core.ClosedJaxpr,
-                        call_counter: int) -> tuple[list[Any], Any]:
-    del avals, call_counter
+                        call_counter: int, schedule: str | None = None
+                        ) -> tuple[list[Any], Any]:
+    del avals, call_counter, schedule
     return list(jaxpr.out_avals), jaxpr.effects
 
 
 def _call_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                    jaxpr: jex_core.ClosedJaxpr,
-                   call_counter: int) -> Sequence[Any]:
+                   call_counter: int,
+                   schedule: str | None = None) -> Sequence[Any]:
     if _INLINE.value:
         return mlir.lower_fun(functools.partial(
             _call_unrolled, jaxpr=jaxpr, call_counter=call_counter),
@@ -262,6 +271,8 @@ def _call_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                              ir.FlatSymbolRefAttr.get(symbol))
     op.attributes[CALL_COUNTER_ATTR] = ir.IntegerAttr.get(
         ir.IntegerType.get_unsigned(32), call_counter)
+    if schedule is not None:
+        op.attributes[LOOP_SCHEDULE_ATTR] = ir.StringAttr.get(schedule)
     return list(op.results)
 
 
@@ -330,7 +341,7 @@ def _function_key(fn: Any) -> Any:
 
 
 def bind_call(fn: Callable[..., Any], counter: int, args: tuple,
-              kwargs: dict) -> Any:
+              kwargs: dict, schedule: str | None = None) -> Any:
     """Traces `fn` (once per distinct function and avals within a lowering)
     and binds `mpmd_call_p`."""
     flat_args, in_tree = jax.tree_util.tree_flatten((args, kwargs))
@@ -345,7 +356,7 @@ def bind_call(fn: Callable[..., Any], counter: int, args: tuple,
         if cached is not None:
             jaxpr, lifted, out_tree = cached
             outs = mpmd_call_p.bind(*lifted, *flat_args, jaxpr=jaxpr,
-                                    call_counter=counter)
+                                    call_counter=counter, schedule=schedule)
             return jax.tree_util.tree_unflatten(out_tree, outs)
     flat_fn, out_trees = flat_function(fn, in_tree)
 
@@ -356,5 +367,5 @@ def bind_call(fn: Callable[..., Any], counter: int, args: tuple,
     if key is not None:
         cache[key] = (jaxpr, lifted, out_trees[0])
     outs = mpmd_call_p.bind(*lifted, *flat_args, jaxpr=jaxpr,
-                            call_counter=counter)
+                            call_counter=counter, schedule=schedule)
     return jax.tree_util.tree_unflatten(out_trees[0], outs)

@@ -87,7 +87,8 @@ class InvalidLoopBoundsError(FrontendError, ValueError):
 
 
 def call(fn: Callable[..., Any], *,
-         call_counter: int | None = None) -> Callable[..., Any]:
+         call_counter: int | None = None,
+         schedule: str | None = None) -> Callable[..., Any]:
     """`fn`, with every named computation traced inside it (and every
     derivative of one) labelled with microbatch `call_counter`.
 
@@ -95,18 +96,28 @@ def call(fn: Callable[..., Any], *,
     otherwise `InvalidCallCounterError`. In nested calls the innermost
     counter wins. Without a counter (None, as Shardy:MPMD allows) the call
     labels nothing: `fn` is called as it is.
+
+    `schedule`: the pipeline schedule of the Python loop these calls make
+    (a built-in name: "gpipe", "1f1b", "interleaved-1f1b"), instead of the
+    function's `pipeline_schedule`; give every call of the loop the same
+    one (docs/loops.md).
     """
     if not callable(fn):
         raise FrontendError(
             f"mpmd.call expects a callable, got {type(fn).__name__}")
+    schedule = loop_schedule(schedule)
     if call_counter is None:
+        if schedule is not None:
+            raise FrontendError(
+                f"mpmd.call(..., schedule={schedule!r}) needs a call_counter:"
+                " a schedule orders the microbatches a loop's calls number")
         return fn
     counter = check_call_counter(call_counter)
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if emits_loops():
-            return bind_call(fn, counter, args, kwargs)
+            return bind_call(fn, counter, args, kwargs, schedule)
         with call_counter_scope(counter):
             return fn(*args, **kwargs)
 
@@ -134,11 +145,39 @@ def _static_int(value: object, what: str) -> int:
             f"{type(value).__name__}") from None
 
 
+def loop_schedule(schedule: Any) -> str | None:
+    """A loop's own schedule as the compiler takes it: a built-in name (or
+    Shardy's spelling of one); None for none. Anything else is a
+    ConfigError saying it is not supported yet."""
+    if schedule is None:
+        return None
+    from mpmd.config import ConfigError, schedule_from_spelling  # noqa: PLC0415
+
+    value = schedule_from_spelling(schedule)
+    if isinstance(value, str) and value in LOOP_SCHEDULES:
+        return value
+    given = repr(schedule) if isinstance(schedule, str) else \
+        f"given as a {type(schedule).__name__}"
+    raise ConfigError(
+        f"not supported yet: a loop's own schedule {given}; give one of "
+        f"{', '.join(LOOP_SCHEDULES)} (tables, comparators, registry "
+        "schedules and zero-bubble-h1 order the whole function: "
+        "partitioning_options={'pipeline_schedule': ...})")
+
+
+# The built-in schedules a loop may have of its own.
+LOOP_SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b")
+
+
 def fori_loop(lower: Any, upper: Any, body: Any = None,
-              init: Any = _NO_INIT) -> Any:
+              init: Any = _NO_INIT, *, schedule: str | None = None) -> Any:
     """`jax.lax.fori_loop` whose iterations are microbatches:
     `fori_loop(lower, upper, body, init)`, or Shardy:MPMD's
     `fori_loop(num_iterations, body, init)` (from 0).
+
+    `schedule`: this loop's own pipeline schedule (a built-in name), which
+    orders its microbatches instead of the function's `pipeline_schedule`;
+    loops of one program may each have their own (docs/loops.md).
 
     Iteration `i` is microbatch `i - lower` (counters start at 0 whatever
     `lower` is). Under `mpmd.jit` the body is traced once, with `i` a traced
@@ -164,6 +203,7 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
         raise InvalidLoopBoundsError(
             f"fori_loop({lo}, {hi}) has {hi - lo} iterations; call counters "
             "are ui32, so at most 2**32")
+    schedule = loop_schedule(schedule)
     if hi <= lo:
         return init
     if emits_loops():
@@ -176,9 +216,17 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
             return flat_out
 
         try:
-            flat = bind_for(flat_body, flat_init, hi - lo, lo)
+            flat = bind_for(flat_body, flat_init, hi - lo, lo, schedule)
             return jax.tree_util.tree_unflatten(tree, flat)
         except _INDEX_AS_PYTHON_VALUE as error:
+            if schedule is not None:
+                raise FrontendError(
+                    f"not supported yet: mpmd.fori_loop(..., schedule="
+                    f"{schedule!r}) whose body uses the loop index as a "
+                    f"Python value ({type(error).__name__}): such a loop is "
+                    "traced once per iteration, and its schedule is lost; "
+                    "compute on the index with jnp/lax, or drop the "
+                    "loop's schedule") from None
             diagnostics.warn(
                 f"mpmd.fori_loop: the body uses the loop index as a Python "
                 f"value ({type(error).__name__}), so it is traced once per "
@@ -230,7 +278,8 @@ def _check_carry_leaf(position: int, spec: Any, out: Any) -> None:
 
 
 def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
-                   inputs: Any, *, unroll: bool = False) -> C:
+                   inputs: Any, *, unroll: bool = False,
+                   schedule: str | None = None) -> C:
     """Shardy:MPMD's loop over the elements of lists:
 
         carry = initial_carry
@@ -241,7 +290,8 @@ def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
     length; `x` has the structure of `inputs` with one element per leaf.
     Iteration `i` is microbatch `i`. Rolled (the default), the body is
     traced once over the stacked inputs, as `fori_loop`; with `unroll`,
-    once per element.
+    once per element. `schedule`: the loop's own schedule, as in
+    `fori_loop`.
     """
     def is_array(x: Any) -> bool:
         return hasattr(x, "shape") or isinstance(x, (int, float, complex))
@@ -287,7 +337,8 @@ def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
         for i in range(count):
             element = jax.tree_util.tree_map(lambda s: s[i], inputs,
                                              is_leaf=is_sequence)
-            carry = call(body, call_counter=i)(carry, i, element)
+            carry = call(body, call_counter=i, schedule=schedule)(
+                carry, i, element)
         return carry
     stacked = jax.tree_util.tree_map(jnp.stack, inputs, is_leaf=is_sequence)
 
@@ -295,7 +346,7 @@ def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
         element = jax.tree_util.tree_map(lambda s: s[i], stacked)
         return body(carry, i, element)
 
-    return fori_loop(0, count, step, initial_carry)
+    return fori_loop(0, count, step, initial_carry, schedule=schedule)
 
 
 def scan_microbatches(fn: Callable[[C, Any], tuple[C, Any]], init: C,

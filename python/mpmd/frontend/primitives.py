@@ -134,6 +134,9 @@ def labels_lower_to_ops() -> bool:
 #: The discardable attribute of `mpmd.named_computation` (and of the
 #: fragments made from it) that holds the microbatch, as a `ui32`.
 CALL_COUNTER_ATTR = "call_counter"
+# A loop's (or a Python loop of mpmd.call's) own pipeline schedule, on
+# mpmd.for and mpmd.call (docs/loops.md).
+LOOP_SCHEDULE_ATTR = "mpmd.loop_schedule"
 
 _MAX_CALL_COUNTER = 2**32 - 1
 

@@ -61,6 +61,15 @@ inline constexpr llvm::StringLiteral kRematAttrName = "mpmd.remat";
 inline constexpr llvm::StringLiteral kLoopIterationAttrName =
     "mpmd.loop_iteration";
 
+/// A loop's own pipeline schedule (a built-in schedule name, string): on
+/// `mpmd.for` and `mpmd.call` as the front end gives it, and on the named
+/// computations and fragments of its iterations after unrolling, with
+/// `mpmd.loop` naming the loop (string) so that each loop is ordered by its
+/// own schedule (mpmd-schedule).
+inline constexpr llvm::StringLiteral kLoopScheduleAttrName =
+    "mpmd.loop_schedule";
+inline constexpr llvm::StringLiteral kLoopAttrName = "mpmd.loop";
+
 /// Unit attribute on a function whose nameless ops mpmd-unroll-loops
 /// labelled with `mpmd.loop_iteration`: there, one without it is outside
 /// every loop.

@@ -86,6 +86,11 @@ collectIoAssignment(ArrayRef<IndexedAssignment> entries, StringRef optionName,
 /// mpmd-inline-calls inlines from it.
 void labelWithCounter(Operation *op, IntegerAttr counter);
 
+/// Labels the named computations, fragments and calls in `op` (itself
+/// included) with a loop's own schedule and the loop's name, unless an
+/// inner loop already did (`mpmd.loop_schedule`, `mpmd.loop`).
+void labelWithLoop(Operation *op, StringAttr schedule, StringAttr loop);
+
 } // namespace mlir::mpmd
 
 MPMD_OPTION_PARSER(::mlir::mpmd::NamedAssignment)

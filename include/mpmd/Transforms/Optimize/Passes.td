@@ -24,6 +24,12 @@ def SchedulePass : Pass<"mpmd-schedule", "ModuleOp"> {
     the entry function's `mpmd.schedule` attribute: a dictionary from mesh
     name to an array of fragment keys such as `"layer1(1)#3"`. A schedule
     that contradicts the data flow is an error naming the cycle.
+
+    A loop with a schedule of its own (`mpmd.loop_schedule` on `mpmd.for`
+    or `mpmd.call`, carried to its fragments by mpmd-unroll-loops with
+    `mpmd.loop` naming the loop) is ordered by that schedule, over the
+    meshes it uses; the option orders the fragments of no such loop. A mesh
+    that runs several loops runs them one after another, in program order.
   }];
   let options = [
     Option<"schedule", "schedule", "::mlir::mpmd::ScheduleKind",
