@@ -140,6 +140,12 @@ struct UnrollLoopsPass
         LogicalResult done = success();
         if (auto loop = dyn_cast<ForOp>(next)) {
           done = unrollFor(loop, budget, loops);
+          // Iterations of mpmd.for are whole: everything of an iteration is
+          // in its body, so unlabelled code is outside the loop. (Between
+          // the calls of a Python loop of mpmd.call, the glue belongs to no
+          // call: there merges keep their neighbours, as in Shardy:MPMD.)
+          entry->setAttr(kLoopIterationsKnownAttrName,
+                         UnitAttr::get(entry.getContext()));
         } else {
           auto call = cast<CallOp>(next);
           if (auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
@@ -149,8 +155,6 @@ struct UnrollLoopsPass
         }
         if (failed(done))
           return failure();
-        entry->setAttr(kLoopIterationsKnownAttrName,
-                       UnitAttr::get(entry.getContext()));
       }
     }
     eraseUnusedPrivateFunctions(callees, module);
