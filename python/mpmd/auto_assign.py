@@ -22,14 +22,33 @@ from mpmd.config import AssignmentError, ConfigError, MpmdConfig
 
 __all__ = ["AutoChoice", "choose"]
 
-# Schedules that put several stages on a mesh: the split here makes one.
-_SEVERAL_STAGES_PER_MESH = ("interleaved-1f1b", "circular", "zero-bubble-v",
-                            "dualpipe-v")
+# Stages per mesh where a schedule places several in rounds (interleaved
+# 1F1B, circular): mesh r holds stages r, r + p, ...
+ROUNDS_PER_MESH = 2
+
+
+def stage_layout(schedule: Any, meshes: tuple[str, ...]) -> tuple[str, ...]:
+    """The mesh of each stage under `schedule`: one stage per mesh, or, for
+    schedules that place several, two per mesh in rounds (interleaved-1f1b,
+    circular: stage s on mesh s mod p) or in a V (zero-bubble-v,
+    dualpipe-v: stages r and 2p-1-r on mesh r)."""
+    from mpmd.schedules import registry  # noqa: PLC0415
+
+    schedules = registry.PIPELINE_SCHEDULES
+    p = len(meshes)
+    if schedule is schedules["ZERO_BUBBLE_V"] or \
+            schedule is schedules["DUALPIPE_V"]:
+        return tuple(meshes) + tuple(reversed(meshes))
+    if schedule == "interleaved-1f1b" or schedule is schedules["CIRCULAR"] \
+            or schedule is schedules["CIRCULAR_WITH_REVERSED_BACKWARD"]:
+        return tuple(meshes[s % p] for s in range(ROUNDS_PER_MESH * p))
+    return tuple(meshes)
 
 
 @dataclass(frozen=True)
 class AutoChoice:
     """What the automatic assignment saw and chose."""
+    # The mesh of each stage, in stage order.
     meshes: tuple[str, ...]
     # Per named computation, in program order: name, forward_flops,
     # backward_flops, parameter_bytes, activation_bytes, output_bytes.
@@ -55,42 +74,46 @@ def choose(config: MpmdConfig, partitioner: Any,
     hand assignment out of program order)."""
     options = config.partitioning_options
     schedule = options.pipeline_schedule
-    if isinstance(schedule, str) and schedule in _SEVERAL_STAGES_PER_MESH:
-        raise ConfigError(
-            f"not supported yet: the automatic assignment makes one stage "
-            f"per mesh, and pipeline_schedule {schedule!r} places several "
-            "on each; assign the named computations to (mesh, stage) by "
-            "hand for it")
-    meshes = tuple(config.topology)
-    stage_of_mesh = {mesh: index for index, mesh in enumerate(meshes)}
-    fixed = [(name, mesh) for name, (mesh, _) in config.assignment.items()
-             if name in computations]
+    layout = stage_layout(schedule, tuple(config.topology))
+    per_mesh = len(layout) // len(config.topology)
+    fixed = []
+    for name, (mesh, stage) in config.assignment.items():
+        if name not in computations:
+            continue
+        stages = [s for s, m in enumerate(layout) if m == mesh]
+        if stage is None and len(stages) == 1:
+            stage = stages[0]
+        if stage is None or stage not in stages:
+            raise AssignmentError(
+                f"assignment[{name!r}] is {mesh!r}"
+                + (f" with stage {stage}" if stage is not None else "")
+                + f", but with this schedule mesh {mesh!r} holds stages "
+                f"{stages}; assign it ({mesh!r}, stage) with one of those")
+        fixed.append((name, stage))
+    limit = options.auto_memory_limit_bytes or 0
     result = partitioner.auto_assign(
-        meshes=list(meshes), fixed=fixed,
-        memory_limit=options.auto_memory_limit_bytes or 0,
+        stages=len(layout), fixed=fixed,
+        # The limit is per mesh; its stages share it evenly.
+        memory_limit=limit // per_mesh if limit else 0,
         gpipe=schedule == "gpipe")
     if "error" in result:
         culprit = result.get("culprit")
         raise AssignmentError(
             "automatic stage assignment: " + result["error"]
             + (f" (named computation {culprit!r})" if culprit else ""))
-    choice = AutoChoice(meshes, tuple(result["costs"]), result["microbatches"],
+    choice = AutoChoice(layout, tuple(result["costs"]), result["microbatches"],
                         tuple(result["inflight"]), result["auto"],
                         result.get("by_count", result["auto"]))
     assignment = dict(config.assignment)
-    for name, (mesh, stage) in choice.assignment_of(choice.chosen).items():
-        if name in assignment:
-            # Hand-placed: its mesh, and the stage of that mesh.
-            mesh = assignment[name][0]
-            stage = stage_of_mesh[mesh]
-        assignment[name] = (mesh, stage)
+    assignment.update(choice.assignment_of(choice.chosen))
     return dataclasses.replace(config, assignment=assignment), choice
 
 
 def report(choice: AutoChoice,
            simulate_split: Callable[[dict[str, Any]], Any]) -> str:
-    """Per mesh: its names, estimated FLOPs and memory, and simulated busy
-    and idle time, for the chosen split and for the split by count.
+    """Per mesh (per stage, `mesh:s<k>`, where a mesh holds several): its
+    names, estimated FLOPs and memory, and the mesh's simulated busy and
+    idle time, for the chosen split and for the split by count.
     `simulate_split(split)` returns the project simulator's result for the
     step partitioned with that split (`choice.assignment_of(split)`)."""
     lines = []
@@ -104,6 +127,7 @@ def report(choice: AutoChoice,
                      f" MFLOP-time, bubble {simulation.bubble_fraction:.3f} "
                      "(busy and idle in MFLOP-time: each call costs its FLOPs)")
         lines.append(columns)
+        several = len(set(choice.meshes)) < len(choice.meshes)
         for stage, mesh in enumerate(choice.meshes):
             names = [cost["name"] for cost, s in
                      zip(choice.costs, split["stage_of"]) if s == stage]
@@ -111,8 +135,9 @@ def report(choice: AutoChoice,
             if len(shown) > 34:
                 shown = f"{names[0]} .. {names[-1]} ({len(names)})"
             busy = simulation.busy.get(mesh, 0.0)
+            label = f"{mesh}:s{stage}" if several else mesh
             lines.append(
-                f"{mesh:<6} {shown:<34} {split['flops'][stage] / 1e6:10.3f} "
+                f"{label:<6} {shown:<34} {split['flops'][stage] / 1e6:10.3f} "
                 f"{split['memory'][stage] / 2**20:11.3f} {busy / 1e6:10.3f} "
                 f"{(simulation.step_time - busy) / 1e6:10.3f}")
         lines.append("")

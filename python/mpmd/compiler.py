@@ -169,16 +169,16 @@ class Partitioner:
         tensors, each sorted."""
         return self._native.named_ops()
 
-    def auto_assign(self, *, meshes: list[str], fixed: list[tuple[str, str]],
+    def auto_assign(self, *, stages: int, fixed: list[tuple[str, int]],
                     memory_limit: int = 0, gpipe: bool = False
                     ) -> dict[str, Any]:
-        """The named computations' costs and their balanced split into one
-        stage per mesh (mpmd-auto-assign); `fixed`: [(name, mesh)] placed
-        by hand. A dict with "costs", "microbatches", "inflight", "auto" and
-        "by_count" ({"stage_of", "flops", "memory"}), or "error" (and
-        "culprit") when no split fits. Reads the module; `partition` may
-        follow."""
-        return self._native.auto_assign(meshes=meshes, fixed=fixed,
+        """The named computations' costs and their balanced split into
+        `stages` contiguous stages (mpmd-auto-assign); `fixed`: [(name,
+        stage)] placed by hand; `memory_limit`: bytes per stage. A dict
+        with "costs", "microbatches", "inflight", "auto" and "by_count"
+        ({"stage_of", "flops", "memory"}), or "error" (and "culprit") when
+        no split fits. Reads the module; `partition` may follow."""
+        return self._native.auto_assign(stages=stages, fixed=fixed,
                                         memory_limit=memory_limit,
                                         gpipe=gpipe)
 

@@ -584,8 +584,8 @@ public:
   /// per-name costs, the microbatch count, and for the balanced split and
   /// the split by count, the stage of each name and each stage's FLOPs and
   /// memory; or with "error" (and "culprit", a name) when no split fits.
-  nb::dict autoAssign(const std::vector<std::string> &meshes,
-                      const std::vector<std::pair<std::string, std::string>>
+  nb::dict autoAssign(unsigned stages,
+                      const std::vector<std::pair<std::string, unsigned>>
                           &fixedEntries,
                       int64_t memoryLimit, bool gpipe) {
     if (!module)
@@ -593,13 +593,8 @@ public:
                             "module (or failed to); make a new one");
     mlir::mpmd::CostTable table =
         mlir::mpmd::measureNamedComputations(*module);
-    std::map<std::string, unsigned> stageOfMesh;
-    for (auto [s, mesh] : llvm::enumerate(meshes))
-      stageOfMesh[mesh] = s;
-    std::map<std::string, unsigned> fixedStage;
-    for (auto &[name, mesh] : fixedEntries)
-      if (auto found = stageOfMesh.find(mesh); found != stageOfMesh.end())
-        fixedStage[name] = found->second;
+    std::map<std::string, unsigned> fixedStage(fixedEntries.begin(),
+                                               fixedEntries.end());
     llvm::SmallVector<std::optional<unsigned>> fixed;
     for (const auto &cost : table.names) {
       auto found = fixedStage.find(cost.name);
@@ -607,7 +602,6 @@ public:
                           ? std::nullopt
                           : std::optional<unsigned>(found->second));
     }
-    unsigned stages = meshes.size();
     llvm::SmallVector<int64_t> inflight =
         mlir::mpmd::inflightMicrobatches(stages, table.microbatches, gpipe);
     nb::dict result;
@@ -899,13 +893,14 @@ NB_MODULE(_mpmd_compiler, m) {
       .def("named_ops", &Partitioner::namedOps,
            "(named computation names, named tensor names), each sorted.")
       .def("auto_assign", &Partitioner::autoAssign, nb::kw_only(),
-           nb::arg("meshes"), nb::arg("fixed"), nb::arg("memory_limit") = 0,
+           nb::arg("stages"), nb::arg("fixed"), nb::arg("memory_limit") = 0,
            nb::arg("gpipe") = false,
            "Costs of the named computations and their balanced split into "
-           "one stage per mesh (see mpmd-auto-assign); `fixed` is [(name, "
-           "mesh)] of hand-placed names. A dict: costs, microbatches, "
-           "inflight, auto and by_count ({stage_of, flops, memory}), or "
-           "error (and culprit) when no split fits.")
+           "`stages` contiguous stages (see mpmd-auto-assign); `fixed` is "
+           "[(name, stage)] of hand-placed names; `memory_limit` bytes per "
+           "stage. A dict: costs, microbatches, inflight, auto and by_count "
+           "({stage_of, flops, memory}), or error (and culprit) when no "
+           "split fits.")
       .def("partition", &Partitioner::partition, nb::kw_only(),
            nb::arg("assignment"), nb::arg("input_assignment"),
            nb::arg("output_assignment"), nb::arg("infer_transfers") = false,

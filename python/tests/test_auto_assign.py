@@ -20,19 +20,20 @@ import models  # noqa: E402  (examples/, put on the path by meshes)
 MICROBATCHES = 2
 
 
-def data():
+def data(microbatches=MICROBATCHES):
     params = models.init_uneven(jax.random.PRNGKey(0))
-    shape = (MICROBATCHES, 4, 8)
+    shape = (microbatches, 4, 8)
     tokens = jax.random.randint(jax.random.PRNGKey(1), shape, 0, 1024)
     targets = jax.random.randint(jax.random.PRNGKey(2), shape, 0, 1024)
     return params, tokens, targets
 
 
-def lower(assignment, **options):
+def lower(assignment, microbatches=MICROBATCHES, **options):
     config = mpmd.make_config(
         four_meshes(), assignment,
         partitioning_options={"pipeline_schedule": "1f1b", **options})
-    return mpmd.jit(models.uneven_microbatched_step, config).lower(*data())
+    return mpmd.jit(models.uneven_microbatched_step, config).lower(
+        *data(microbatches))
 
 
 def contiguous_splits(n, stages):
@@ -144,9 +145,6 @@ def test_more_meshes_than_named_computations():
 
 def test_bad_requests_are_config_errors():
     topology = four_meshes()
-    with pytest.raises(mpmd.ConfigError, match="not supported yet: the "
-                       "automatic assignment makes one stage per mesh"):
-        lower("auto", pipeline_schedule="interleaved-1f1b")
     with pytest.raises(mpmd.ConfigError, match="use it with make_config"):
         mpmd.make_config(topology, {"embed": "m1"},
                          partitioning_options={"auto_memory_limit_bytes": 10})
@@ -161,3 +159,39 @@ def test_bad_requests_are_config_errors():
     with pytest.raises(mpmd.ConfigError, match="assigned by hand"):
         hand.assignment_report()
     assert hand.auto_choice is None
+
+
+@pytest.mark.parametrize("schedule, mesh_of_stage", [
+    # Two stages per mesh in rounds: stage s on mesh s mod 4.
+    ("interleaved-1f1b", lambda s: MESHES[s % 4]),
+    # In a V: stages r and 7 - r on mesh r.
+    ("zero-bubble-v", lambda s: MESHES[s if s < 4 else 7 - s]),
+])
+def test_schedules_with_several_stages_per_mesh(schedule, mesh_of_stage):
+    lowered = lower("auto", microbatches=4, pipeline_schedule=schedule)
+    stages = [lowered.assignment[name] for name in models.uneven_names()]
+    assert [stage for _, stage in stages] == sorted(
+        stage for _, stage in stages)
+    assert {stage for _, stage in stages} == set(range(8))
+    assert all(mesh == mesh_of_stage(stage) for mesh, stage in stages)
+    report = lowered.assignment_report()
+    assert "m1:s0" in report and "m1:s" in report.split("m1:s0", 1)[1]
+    args = data(4)
+    got = lowered.compile()(*args)
+    want = jax.jit(models.uneven_microbatched_step)(*args)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w),
+                                   rtol=2e-5, atol=1e-6)
+
+
+def test_hand_placement_on_a_mesh_of_several_stages_needs_the_stage():
+    with pytest.raises(mpmd.AssignmentError,
+                       match=r"assignment\['embed'\] is 'm1', but with this "
+                             r"schedule mesh 'm1' holds stages \[0, 4\]"):
+        lower({"embed": "m1", **{n: "auto" for n in
+                                  models.uneven_names()[1:]}},
+              microbatches=4, pipeline_schedule="interleaved-1f1b")
+    lowered = lower({"embed": ("m1", 0), **{n: "auto" for n in
+                                            models.uneven_names()[1:]}},
+                    microbatches=4, pipeline_schedule="interleaved-1f1b")
+    assert lowered.assignment["embed"] == ("m1", 0)

@@ -268,3 +268,64 @@ def test_reserved_bytes_become_the_gpu_schedulers_memory_share():
     assert reserved_memory_options(mesh_of("gpu", 8 * gib), 9 * gib) == {
         "xla_gpu_memory_limit_slop_factor": 1}
     assert reserved_memory_options(mesh_of("cpu", 8 * gib), gib) == {}
+
+
+def test_relocation_loads_from_the_executable_xla_compiled():
+    """A program relocated from a relocated one loads the original
+    executable: on CPU, one loaded from bytes loses its compiled functions
+    when serialized again ("Function ... not found" when run)."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+    from mpmd.runtime.program import MeshProgram, compile_counts
+
+    def f(w, x):
+        return jnp.tanh(x @ w) * jax.nn.sigmoid(x) + jnp.exp(x)
+
+    w, x = jnp.ones((8, 8)) / 8, jnp.ones((8, 8))
+    text = jax.jit(f).lower(w, x).as_text()
+    devices = jax.devices()
+    meshes = [Mesh(np.array(devices[i:i + 2]), ("x",)) for i in (0, 2, 4)]
+    clear_program_cache()
+    previous = None
+    for mesh in meshes:
+        shardings = [NamedSharding(mesh, P()), NamedSharding(mesh, P("x"))]
+        program = MeshProgram.compile(
+            text, mesh, name="f", in_shardings=shardings,
+            out_shardings=[NamedSharding(mesh, P("x"))], like=previous)
+        out = program(*(jax.device_put(a, s)
+                        for a, s in zip((w, x), shardings)))[0]
+        np.testing.assert_allclose(np.asarray(out), np.asarray(f(w, x)),
+                                   rtol=1e-6)
+        previous = program
+    assert compile_counts() == {"compiled": 1, "relocated": 2}
+    assert previous.origin is not None
+
+
+def test_no_relocation_on_cpu_with_a_persistent_cache(tmp_path):
+    """With JAX's persistent cache a leader may come back from bytes, which
+    on CPU cannot be relocated whole: every mesh compiles (or reads its own
+    cache entry)."""
+    import jax
+
+    import models
+    from mpmd.runtime.program import compile_counts
+
+    previous = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path))
+    try:
+        topology = four_meshes()
+        assignment = {"embed": ("m1", 0), "block0": ("m1", 0),
+                      "block1": ("m2", 1), "block2": ("m3", 2),
+                      "block3": ("m4", 3), "head": ("m4", 3)}
+        config = mpmd.make_config(
+            topology, assignment,
+            partitioning_options={"pipeline_schedule": "1f1b"})
+        lowered = mpmd.jit(models.transformer_microbatched_step,
+                           config).lower(*transformer_data(2, 4))
+        clear_program_cache()
+        lowered.compile()
+        assert compile_counts()["relocated"] == 0
+    finally:
+        jax.config.update("jax_compilation_cache_dir", previous)

@@ -227,6 +227,9 @@ _cache_lock = threading.Lock()
 
 _signatures: dict[str, tuple[str, tuple, tuple]] = {}
 _counts = {"compiled": 0, "relocated": 0}
+# id(relocated executable) -> the executable XLA compiled that it was loaded
+# from (kept while the relocated one is in _cache).
+_origins: dict[int, Any] = {}
 
 
 def _signature(text: str, digest: str) -> tuple[str, tuple, tuple]:
@@ -243,6 +246,7 @@ def clear_program_cache() -> None:
     with _cache_lock:
         _cache.clear()
         _signatures.clear()
+        _origins.clear()
         _counts.update(compiled=0, relocated=0)
 
 
@@ -338,6 +342,11 @@ class MeshProgram:
     digest: str = field(default="", repr=False)
     # XLA options it was compiled with (reserved_memory_options).
     options: dict[str, Any] = field(default_factory=dict, repr=False)
+    # For a program loaded from another mesh's executable: that executable,
+    # as XLA compiled it, and its mesh (what later relocations load from: on
+    # CPU an executable loaded from bytes cannot be serialized whole again).
+    origin: tuple[jax.stages.Compiled, Mesh] | None = field(default=None,
+                                                           repr=False)
     _expected: tuple[tuple[NamedSharding, tuple[int, ...], np.dtype], ...] = field(
         init=False, repr=False
     )
@@ -390,12 +399,18 @@ class MeshProgram:
                donated, tuple(sorted(options.items())))
         with _cache_lock:
             compiled = _cache.get(key)
+        origin = _origins.get(id(compiled)) if compiled is not None else None
         if compiled is None and like is not None and like.options == options:
-            compiled = _relocated(like, mesh, digest, ins, outs, donated)
+            origin = like.origin or (like.compiled, like.mesh)
+            compiled = _relocated(like, origin, mesh, digest, ins, outs,
+                                  donated)
             if compiled is not None:
                 with _cache_lock:
                     _counts["relocated"] += 1
                     compiled = _cache.setdefault(key, compiled)
+                    _origins[id(compiled)] = origin
+            else:
+                origin = None
         if compiled is None:
             # Compiled outside the lock so that threads compile in parallel; a
             # race compiles twice and keeps the first.
@@ -409,7 +424,7 @@ class MeshProgram:
                 _counts["compiled"] += 1
                 compiled = _cache.setdefault(key, compiled)
         return cls(name, mesh, in_avals, out_avals, ins, outs, donated, compiled,
-                   digest, options)
+                   digest, options, origin)
 
     def __call__(self, *args: jax.Array) -> list[jax.Array]:
         """Run the program; returns without waiting for the results."""
@@ -552,6 +567,7 @@ def shape_key(mesh: Mesh) -> tuple:
 
 def _relocated(
     like: MeshProgram,
+    origin: tuple[jax.stages.Compiled, Mesh],
     mesh: Mesh,
     digest: str,
     ins: tuple[NamedSharding, ...],
@@ -567,6 +583,13 @@ def _relocated(
     cache does on GPU, whose keys leave the device assignment out): an SPMD
     executable refers to its devices by position only. Loading takes
     milliseconds where XLA's compile takes a large part of a second.
+
+    `origin` is the executable as XLA compiled it, and its mesh. On CPU an executable
+    that was itself loaded from bytes (relocated, or read from JAX's
+    persistent cache) loses its JIT-compiled functions when serialized
+    again ("Function ... not found" at run time): CPU programs are
+    relocated only from fresh compiles, so not where the persistent cache
+    may have served the leader.
     """
     def spec(s: NamedSharding) -> tuple:
         return (s.spec, s.memory_kind)
@@ -580,8 +603,11 @@ def _relocated(
     if any(d.process_index != here
            for m in (like.mesh, mesh) for d in m.devices.flat):
         return None
+    if mesh.devices.flat[0].platform == "cpu" and \
+            jax.config.jax_compilation_cache_dir:
+        return None
     try:
-        return _load_for(like.compiled, like.mesh, mesh)
+        return _load_for(*origin, mesh)
     except Exception:  # an executable JAX cannot serialize, a newer JAX
         return None
 
