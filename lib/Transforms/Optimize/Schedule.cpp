@@ -71,12 +71,13 @@ public:
     // The pipelined loops: the function's schedule orders the loop
     // without one of its own (group ""), each loop with one
     // (`mpmd.loop_schedule`) is ordered by its own.
+    // (No reference into `groups` is held across insertions: a MapVector
+    // moves its entries when it grows.)
     llvm::MapVector<StringRef, LoopGroup> groups;
-    LoopGroup &global = groups[""];
-    global.kind = kind;
-    global.name = scheduleName;
+    groups[""].kind = kind;
+    groups[""].name = scheduleName;
     for (StringRef mesh : topology.getMeshNames())
-      global.byMesh[mesh];
+      groups[""].byMesh[mesh];
     // Built-in schedules order the microbatches of a loop: fragments
     // without a call counter (code before or after the loops) keep their
     // data order. Explicit tables place every user fragment.
@@ -87,7 +88,7 @@ public:
       bool counted = fragment->hasAttr(MpmdDialect::kCallCounterAttrName);
       if (!loop) {
         if (kind == ScheduleKind::kExplicit || counted)
-          global.byMesh[fragment.getMeshName()].push_back(fragment);
+          groups[""].byMesh[fragment.getMeshName()].push_back(fragment);
         continue;
       }
       auto [it, fresh] = groups.try_emplace(loop.getValue());
@@ -109,11 +110,11 @@ public:
         group.byMesh[fragment.getMeshName()].push_back(fragment);
     }
     if (kind != ScheduleKind::kExplicit && groups.size() == 1)
-      warnIfNothingToPipeline(global.byMesh);
+      warnIfNothingToPipeline(groups[""].byMesh);
     warnOnStagesAgainstDataFlow();
-    // Each mesh runs the loops one after another, in program order, each
-    // in its own schedule's order.
-    llvm::MapVector<StringRef, SmallVector<FragmentOp>> meshOrder;
+    // Each mesh runs the loops one after another, in program order (of
+    // their first fragment on the mesh), each in its own schedule's order.
+    llvm::MapVector<StringRef, SmallVector<SmallVector<FragmentOp>>> chunks;
     for (auto &[loop, group] : groups) {
       if (group.kind == ScheduleKind::kNone)
         continue;
@@ -130,8 +131,23 @@ public:
                     ranked.size());
         if (failed(order))
           return failure();
-        llvm::append_range(meshOrder[mesh], *order);
+        if (!order->empty())
+          chunks[mesh].push_back(std::move(*order));
       }
+    }
+    llvm::MapVector<StringRef, SmallVector<FragmentOp>> meshOrder;
+    for (auto &[mesh, loops] : chunks) {
+      auto first = [&](ArrayRef<FragmentOp> loop) {
+        unsigned lowest = std::numeric_limits<unsigned>::max();
+        for (FragmentOp fragment : loop)
+          lowest = std::min(lowest, index[fragment.getOperation()]);
+        return lowest;
+      };
+      llvm::stable_sort(loops, [&](const auto &a, const auto &b) {
+        return first(a) < first(b);
+      });
+      for (auto &loop : loops)
+        llvm::append_range(meshOrder[mesh], loop);
     }
     for (auto &[mesh, order] : meshOrder) {
       for (unsigned i = 1; i < order.size(); ++i)

@@ -1,6 +1,7 @@
 // RUN: mpmd-opt %s -split-input-file -mpmd-schedule -verify-diagnostics | grep 'mesh="m1"' | FileCheck %s --check-prefix=M1
 // RUN: mpmd-opt %s -split-input-file -mpmd-schedule -verify-diagnostics | grep 'mesh="m2"' | FileCheck %s --check-prefix=M2
 // RUN: mpmd-opt %s -split-input-file -mpmd-unroll-loops | FileCheck %s --check-prefix=UNROLL
+// RUN: mpmd-opt %s -split-input-file -mpmd-schedule="schedule=1f1b" -verify-diagnostics | FileCheck %s --check-prefix=ONEMESH
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
@@ -90,4 +91,31 @@ func.func @labelled_loop(%arg0: !t) -> !t
     mpmd.return %4 : !t
   } : !t
   func.return %3 : !t
+}
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// Two loops on one mesh: "for0" with its own GPipe, then one ordered by the
+// function's 1F1B, which reads the first. The mesh runs them in program
+// order (the first loop's fragments first), whichever schedule orders each.
+// UNROLL-LABEL: func.func @two_loops_one_mesh
+// ONEMESH-LABEL: func.func @two_loops_one_mesh
+// ONEMESH: origin=["f"]> {{.*}}call_counter = 0
+// ONEMESH: origin=["f"]> {{.*}}call_counter = 1
+// ONEMESH: origin=["g"]> {{.*}}call_counter = 0
+func.func @two_loops_one_mesh(%arg0: !m1) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
+  %f0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 0 : ui32, mpmd.loop = "for0", mpmd.loop_schedule = "gpipe"} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %f1 = mpmd.fragment<mesh="m1", origin=["f"]> (%f0) {call_counter = 1 : ui32, mpmd.loop = "for0", mpmd.loop_schedule = "gpipe"} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %g0 = mpmd.fragment<mesh="m1", origin=["g"]> (%f1) {call_counter = 0 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  func.return %g0 : !m1
 }
