@@ -147,6 +147,36 @@ def test_a_killed_process_stops_the_others():
     assert re.search(r"\[0\] .*(Connection closed by peer|Terminating "
                      r"process because the JAX distributed service detected "
                      r"fatal errors)", output(result)), output(result)[-4000:]
+    # Where the survivor saw it in a transfer (not JAX's heartbeat abort):
+    # the error names the lost process, its mesh and the plan step.
+    if "Connection closed by peer" in output(result):
+        assert re.search(
+            r"\[0\] mpmd: process 0 of 2: a transfer across processes lost "
+            r"its peer: process 1 \(holding mesh 'm\d'\) stopped .* step "
+            r"\d+ of the plan, the transfer m\d -> m\d of float32",
+            output(result)), output(result)[-4000:]
+
+
+def test_a_lost_peer_is_named_with_its_mesh_and_step():
+    """The message for JAX's bare "Connection closed by peer": the process
+    gone, the mesh it held, the plan step waiting on it."""
+    from mpmd.runtime import processes
+
+    processes.note_remote_transfer(7, "m2", "m3", "float32[4x8]@m3",
+                                   {1: ["m3"]})
+    try:
+        error = RuntimeError("Gloo collective permute failed: [pair.cc:547] "
+                             "Connection closed by peer [127.0.0.1]:1")
+        wrapped = ValueError("reading the loss")
+        wrapped.__cause__ = error
+        message = processes.lost_peer(wrapped)
+        assert message == (
+            "a transfer across processes lost its peer: process 1 (holding "
+            "mesh 'm3') stopped (killed, or ended) while step 7 of the plan, "
+            "the transfer m2 -> m3 of float32[4x8]@m3, was waiting on it")
+        assert processes.lost_peer(RuntimeError("out of memory")) is None
+    finally:
+        processes._last_remote = None
 
 
 def test_launcher_reports_the_failed_process_and_its_code(tmp_path):

@@ -391,6 +391,9 @@ class PlanExecutor:
             processes.report_failure(f"{type(error).__name__}: {error}")
             raise
 
+    def _peers(self, step: Any) -> dict[int, list[str]]:
+        return _peers_of(self.meshes, (step.source, step.target))
+
     def _run_held_steps(self, inputs: Sequence[jax.Array],
                         recorder: "StepRecorder | None") -> list[jax.Array]:
         held = self.held
@@ -407,6 +410,9 @@ class PlanExecutor:
                 if source is None:
                     moved = transfer(env[step.input], target)
                 else:
+                    processes.note_remote_transfer(
+                        index, step.source, step.target, step.type.short(),
+                        self._peers(step))
                     moved = processes.cross_process_transfer(
                         env.get(step.input), source, target, step.type.shape,
                         step.type.dtype)
@@ -425,6 +431,20 @@ class PlanExecutor:
                     spec.shape, spec.dtype, sharding_for(spec, self.meshes))
             results.append(array)
         return results
+
+
+def _peers_of(meshes: dict[str, Mesh], names: Sequence[str]
+              ) -> dict[int, list[str]]:
+    """The other processes holding devices of the meshes `names`, with the
+    ones of those meshes each holds."""
+    me = jax.process_index()
+    peers: dict[int, list[str]] = {}
+    for name in names:
+        for process in sorted({d.process_index
+                               for d in meshes[name].devices.flat} - {me}):
+            if name not in peers.setdefault(process, []):
+                peers[process].append(name)
+    return peers
 
 
 def _batched_moves(targets: list[NamedSharding]) -> Any:

@@ -393,6 +393,43 @@ def _job() -> tuple[Any, int, int] | None:
     return state.client, int(state.process_id), int(state.num_processes)
 
 
+# The latest transfer across processes this process issued: (plan step,
+# source mesh, target mesh, type, {peer process: its meshes of the two}).
+# A transfer whose peer is gone fails in JAX's collectives with a bare
+# "Connection closed by peer", met wherever the result is read; this says
+# which process and which step it was.
+_last_remote: tuple[int, str, str, str, dict[int, list[str]]] | None = None
+_LOST_PEER = ("Connection closed by peer", "Connection reset by peer")
+
+
+def note_remote_transfer(step: int, source: str, target: str, what: str,
+                         peers: dict[int, list[str]]) -> None:
+    """Called by the executor before each transfer across processes."""
+    global _last_remote
+    _last_remote = (step, source, target, what, peers)
+
+
+def lost_peer(error: BaseException) -> str | None:
+    """For an error of JAX's collectives whose peer went away: which
+    process that was, the meshes it holds, and the transfer (plan step)
+    that was waiting on it; else None."""
+    link, seen = error, set()
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if any(mark in str(link) for mark in _LOST_PEER):
+            break
+        link = link.__cause__ or link.__context__
+    if link is None or _last_remote is None:
+        return None
+    step, source, target, what, peers = _last_remote
+    gone = ", ".join(f"process {p} (holding mesh "
+                     f"{' and '.join(repr(m) for m in meshes)})"
+                     for p, meshes in sorted(peers.items()))
+    return (f"a transfer across processes lost its peer: {gone} stopped "
+            f"(killed, or ended) while step {step} of the plan, the transfer "
+            f"{source} -> {target} of {what}, was waiting on it")
+
+
 def report_failure(message: str) -> bool:
     """Tells every process of the job that this one failed. The first
     report wins: returns whether this one was stored."""
@@ -543,6 +580,9 @@ def _excepthook(kind: type, error: BaseException, tb: Any) -> None:
         return
     client, me, count = job
     summary = _summary(error, tb)
+    lost = lost_peer(error)
+    if lost is not None:
+        summary = f"ProcessError: {lost} [{summary}]"
     if not report_failure(summary):
         failure = _reported(client)
         if failure is not None and not failure.startswith(f"process {me}:"):
@@ -551,6 +591,8 @@ def _excepthook(kind: type, error: BaseException, tb: Any) -> None:
             _stop_for(client, me, count, failure, own=summary)
     previous(kind, error, tb)
     try:
+        if lost is not None:
+            sys.stderr.write(f"mpmd: process {me} of {count}: {lost}\n")
         sys.stderr.write(
             f"mpmd: process {me} of {count} failed ({type(error).__name__});"
             " the other processes are told to stop\n")
