@@ -4,7 +4,8 @@ The compiler measures each named computation of the traced program per
 microbatch (FLOPs of its forward and backward, bytes of its parameters, of
 the activations a microbatch keeps for its backward and of what it sends
 on; `mpmd-auto-assign`, `lib/Transforms/Import/AutoAssign.cpp`) and splits
-them, in program order, into one contiguous stage per mesh (topology order)
+them, in program order, into contiguous stages (one per mesh in topology
+order, or two per mesh for schedules that hold several: `stage_layout`)
 that minimizes the busiest stage's FLOPs, under
 `partitioning_options["auto_memory_limit_bytes"]` per mesh. Hand-assigned
 names stay where they are. This module asks for that split, turns it into
@@ -18,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from mpmd.config import AssignmentError, ConfigError, MpmdConfig
+from mpmd.config import AssignmentError, MpmdConfig
 
 __all__ = ["AutoChoice", "choose"]
 
@@ -69,9 +70,10 @@ class AutoChoice:
 def choose(config: MpmdConfig, partitioner: Any,
            computations: set[str]) -> tuple[MpmdConfig, AutoChoice]:
     """`config` with the named computations it leaves out assigned by cost
-    (one stage per mesh), and what was chosen. Raises AssignmentError when
-    no split fits (a memory limit nothing fits, more meshes than names, a
-    hand assignment out of program order)."""
+    (stages laid out by `stage_layout`), and what was chosen. Raises
+    AssignmentError when no split fits (a memory limit nothing fits, more
+    stages than names, a hand assignment out of program order or without
+    the stage its mesh needs)."""
     options = config.partitioning_options
     schedule = options.pipeline_schedule
     layout = stage_layout(schedule, tuple(config.topology))

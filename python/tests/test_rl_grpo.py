@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 import meshes  # noqa: F401  (puts examples/ on sys.path)
 import rl_grpo
+from test_multiprocess import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "..", "examples", "rl_grpo.py")
@@ -55,13 +54,8 @@ def test_trace_of_the_update(tmp_path):
 
 @pytest.mark.multiprocess
 def test_two_processes_with_check():
-    env = dict(os.environ)
-    env.pop("XLA_FLAGS", None)  # the launcher sets the device count
-    result = subprocess.run(
-        [sys.executable, "-m", "mpmd.launch", "-n", "2",
-         "--devices-per-process", "4", "--grace", "60", "--timeout", "270",
-         EXAMPLE, "--iterations", "2", "--check"],
-        env=env, capture_output=True, text=True, timeout=300)
+    result = launch(2, 4, "--iterations", "2", "--check", worker=EXAMPLE,
+                    timeout=300)
     text = result.stdout + result.stderr
     assert result.returncode == 0, text[-4000:]
     checks = re.findall(r"^\[(\d)\]\s+check: (\d+) shards, loss and mean "
