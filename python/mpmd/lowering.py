@@ -26,6 +26,7 @@ from mpmd.config import (AssignmentError, ConfigError, MpmdConfig,
 from mpmd.errors import MpmdError
 from mpmd.runtime.executor import require_memory_kind
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
+from mpmd.schedules import loops as loop_schedules
 from mpmd.schedules.rules import to_mpmd
 
 __all__ = ["add_topology", "flat_io_assignment", "memory_kinds", "partition",
@@ -91,8 +92,12 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
                                     "offload_activations")
     schedule = opts.pipeline_schedule
     rules = opts.fragment_merge_rules or ()
-    order = None
+    function_order = None
     merge_predicate = None
+    # The function's schedule orders the fragments outside every loop with
+    # a schedule of its own; those loops are evaluated by mpmd.schedules.
+    # loops when their schedule is Python's (a token on the loop).
+    outside = loop_schedules.function_fragments
     if schedule is None:
         kind = ScheduleKind.NONE
     elif isinstance(schedule, str):
@@ -101,12 +106,13 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
         # Shardy:MPMD's rule builders: the order and the merges both come
         # from the rules built over the fragments.
         def evaluate(fragments):
-            return to_mpmd(schedule, _fragment_infos(fragments),
+            return to_mpmd(schedule, _fragment_infos(outside(fragments)),
                            len(config.topology), opts.split_backward)
 
-        def order(fragments):
+        def function_order(fragments):
             # No schedule rules: every mesh keeps its program order.
-            return evaluate(fragments)[0] or _program_order(fragments)
+            return evaluate(fragments)[0] or \
+                _program_order(outside(fragments))
 
         def merge_predicate(fragments):
             return evaluate(fragments)[1]
@@ -115,8 +121,9 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
     else:
         kind = ScheduleKind.EXPLICIT
 
-        def order(fragments):
-            return explicit_order(schedule, _fragment_infos(fragments))
+        def function_order(fragments):
+            return explicit_order(schedule,
+                                  _fragment_infos(outside(fragments)))
     if callable(rules):
         if merge_predicate is not None:
             raise ConfigError("fragment_merge_rules cannot be a predicate "
@@ -126,6 +133,24 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
 
         def merge_predicate(fragments):
             return merge_pairs(predicate, _fragment_infos(fragments))
+
+    # The compiler asks only when the function's schedule is explicit or a
+    # loop's schedule is a token.
+    def order(fragments):
+        result = function_order(fragments) if function_order else {}
+        result.update(loop_schedules.loop_orders(fragments, opts))
+        return result
+
+    if merge_predicate is not None or loop_schedules.has_registry_schedules():
+        function_merges = merge_predicate
+
+        def merge_predicate(fragments):
+            found = list(function_merges(fragments)) if function_merges \
+                else []
+            found += [pair for pair in
+                      loop_schedules.loop_merges(fragments, opts)
+                      if pair not in found]
+            return found
     return partitioner.partition(
         ImportOptions(config.assignment, inputs, outputs, input_kinds,
                       output_kinds, opts.infer_transfers,

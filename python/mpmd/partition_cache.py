@@ -30,6 +30,7 @@ from typing import Any, Callable
 import jax
 
 from mpmd import errors
+from mpmd.schedules import loops as loop_schedules
 
 __all__ = ["cache_directory", "partition_cached"]
 
@@ -76,7 +77,8 @@ def _options_key(options: Any) -> list | None:
 
 def _key(config: Any, text: str, placements: tuple) -> str | None:
     options = _options_key(config.partitioning_options)
-    if options is None:
+    # A loop whose schedule is Python's: its token means nothing elsewhere.
+    if options is None or loop_schedules.uses_tokens(text):
         return None
     material = json.dumps({
         "format": _FORMAT,

@@ -482,6 +482,10 @@ nb::list fragmentsToPython(llvm::ArrayRef<mlir::mpmd::FragmentInfo> infos) {
     entry["kind"] = info.kind;
     entry["label"] = info.label();
     entry["key"] = info.key();
+    entry["loop"] = info.loop.empty() ? nb::none() : nb::cast(info.loop);
+    entry["loop_schedule"] = info.loopSchedule.empty()
+                                 ? nb::none()
+                                 : nb::cast(info.loopSchedule);
     list.append(entry);
   }
   return list;
@@ -694,9 +698,16 @@ public:
             return callClient<std::vector<mlir::mpmd::MeshOrder>>(
                 function, infos, pending, error, [](nb::handle result) {
                   std::vector<mlir::mpmd::MeshOrder> orders;
-                  for (auto [mesh, keys] : nb::cast<nb::dict>(result)) {
-                    mlir::mpmd::MeshOrder entry{nb::cast<std::string>(mesh),
-                                                {}};
+                  // Keys: a mesh (the function's schedule), or a
+                  // (mesh, loop) pair (that loop's own).
+                  for (auto [target, keys] : nb::cast<nb::dict>(result)) {
+                    mlir::mpmd::MeshOrder entry;
+                    if (nb::isinstance<nb::tuple>(target)) {
+                      entry.mesh = nb::cast<std::string>(target[0]);
+                      entry.loop = nb::cast<std::string>(target[1]);
+                    } else {
+                      entry.mesh = nb::cast<std::string>(target);
+                    }
                     for (nb::handle key : keys)
                       entry.keys.push_back(nb::cast<std::string>(key));
                     orders.push_back(std::move(entry));

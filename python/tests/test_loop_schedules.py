@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mpmd
+import mpmd.schedules
 from meshes import four_meshes
 
 M = 4
@@ -100,20 +101,218 @@ def test_a_forward_only_loop_is_scheduled():
 def test_schedules_a_loop_cannot_have():
     pa, _, xs, ys = data()
     config = mpmd.make_config(four_meshes(), ASSIGNMENT)
-    for schedule, match in [
-            ("zero-bubble-h1", "not supported yet: a loop's own schedule "
-                               "'zero-bubble-h1'"),
-            ({"m1": ["a0#0"]}, "not supported yet: a loop's own schedule "
-                               "given as a dict"),
-            ("zigzag", "not supported yet: a loop's own schedule 'zigzag'")]:
+    for schedule, error, match in [
+            ("zigzag", mpmd.ConfigError, "unknown loop schedule 'zigzag'"),
+            (42, mpmd.ConfigError, "got int"),
+            ({"m1": "a0#0"}, mpmd.ConfigError, "maps a mesh name to the list"),
+            # Zero bubble fills bubbles with backward work: a forward-only
+            # loop has none.
+            ("zero-bubble-h1", mpmd.CompilerError,
+             "is in loop 'for0', whose own schedule zero-bubble-h1 does not "
+             "fit it: the loop runs forwards only")]:
         def step(pa, xs, ys, schedule=schedule):
             return mpmd.fori_loop(
                 0, M, lambda i, acc: acc + mlp_loss("a", pa, xs[i], ys[i]),
                 jnp.zeros(()), schedule=schedule)
-        with pytest.raises(mpmd.ConfigError, match=match):
+        with pytest.raises(error, match=match):
             mpmd.jit(step, config).lower(pa, xs, ys)
     with pytest.raises(mpmd.FrontendError, match="needs a call_counter"):
         mpmd.call(jnp.sin, schedule="gpipe")
+
+
+def forwards_first(a, b):
+    """A comparator: every forward before any backward (GPipe's order)."""
+    if (a.transpose_count == 0) != (b.transpose_count == 0):
+        return a.transpose_count == 0
+    return a.microbatch < b.microbatch
+
+
+def schedule_lines(lowered):
+    return dict(line.split(": ", 1)
+                for line in lowered.schedule_text().splitlines())
+
+
+def assert_equals_jit(lowered, fn, args):
+    got = lowered.compile()(*args)
+    want = jax.jit(fn)(*args)
+    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w),
+                                   rtol=2e-5, atol=1e-6)
+
+
+def test_a_loop_takes_a_table_and_another_a_comparator():
+    """Loop a's table runs microbatch 1 before 0 on m1; loop b's comparator
+    runs all forwards first. Each loop gets exactly its own order, and a
+    table or comparator given to no loop changes nothing else."""
+    table = {"m1": ["a0#1", "a0#0", "a0(1)#1", "a0#3", "a0(1)#0", "a0#2",
+                    "a0(1)#3", "a0(1)#2"],
+             "m2": ["a1#1", "a1(1)#1", "a1#0", "a1(1)#0", "a1#3",
+                    "a1(1)#3", "a1#2", "a1(1)#2"]}
+
+    def step(pa, pb, xs, ys):
+        la, ga = microbatched("a", pa, xs, ys, table)
+        lb, gb = microbatched("b", pb, xs, ys, forwards_first)
+        return la, lb, ga, gb
+
+    args = data()
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    lowered = mpmd.jit(step, config).lower(*args)
+    order = schedule_lines(lowered)
+    assert order["m1"].split() == ["F1", "F0", "B1", "F3", "B0", "F2", "B3",
+                                   "B2"]
+    assert order["m2"].split() == ["F1", "B1", "F0", "B0", "F3", "B3", "F2",
+                                   "B2"]
+    for mesh in ("m3", "m4"):
+        assert order[mesh].split() == [f"F{i}" for i in range(M)] + \
+            [f"B{i}" for i in range(M)]
+    assert_equals_jit(lowered, step, args)
+
+
+def test_a_table_or_comparator_that_does_not_fit_its_loop():
+    pa, _, xs, ys = data()
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    for schedule, error, match in [
+            ({"m9": ["a0#0"]}, mpmd.schedules.ScheduleError,
+             r"the schedule of loop 'for0' \(over a0, a1\): the schedule "
+             "table names mesh 'm9'"),
+            ({"m1": ["a0#0"], "m2": []}, mpmd.CompilerError,
+             "is in loop 'for0', whose schedule of mesh \"m1\" does not "
+             "place fragment 'a0\\(1\\)#0'"),
+            (lambda a, b: True, mpmd.schedules.ScheduleError,
+             "comparator is contradictory on mesh 'm1'")]:
+        def step(pa, xs, ys, schedule=schedule):
+            return microbatched("a", pa, xs, ys, schedule)
+        with pytest.raises(error, match=match):
+            mpmd.jit(step, config).lower(pa, xs, ys)
+
+
+def deep_loss(prefix, params, x, y):
+    h = x
+    for k, w in enumerate(params):
+        h = mpmd.named_computation(lambda w, h: jnp.tanh(h @ w),
+                                   name=f"{prefix}{k}")(w, h)
+    return jnp.mean((h - y) ** 2)
+
+
+def deep_microbatched(prefix, params, xs, ys, schedule):
+    def body(i, acc):
+        loss, grads = jax.value_and_grad(
+            lambda p: deep_loss(prefix, p, xs[i], ys[i]))(params)
+        return jax.tree.map(jnp.add, acc, (loss, grads))
+
+    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+    return mpmd.fori_loop(0, M, body, zeros, schedule=schedule)
+
+
+def deep_data():
+    keys = jax.random.split(jax.random.PRNGKey(1), 8)
+    pa = [jax.random.normal(keys[k], (8, 8)) / 3 for k in range(4)]
+    pb = [jax.random.normal(keys[4 + k], (8, 8)) / 3 for k in range(2)]
+    xs = jax.random.normal(keys[6], (M, 4, 8))
+    ys = jax.random.normal(keys[7], (M, 4, 8))
+    return pa, pb, xs, ys
+
+
+# Model a in a V over m1, m2 (stages 0 and 3 on m1, 1 and 2 on m2); model b
+# over m3, m4.
+V_ASSIGNMENT = {"a0": ("m1", 0), "a1": ("m2", 1), "a2": ("m2", 2),
+                "a3": ("m1", 3), "b0": ("m3", 0), "b1": ("m4", 1)}
+
+
+def test_a_registry_schedule_orders_its_loop_as_it_orders_a_function():
+    """zero-bubble-v (a registry schedule) on loop a, 1F1B on loop b: loop
+    a's meshes run exactly what zero-bubble-v gives the same model as the
+    function's schedule."""
+    def step(pa, pb, xs, ys):
+        return (deep_microbatched("a", pa, xs, ys, "zero-bubble-v"),
+                deep_microbatched("b", pb, xs, ys, "1f1b"))
+
+    def alone(pa, xs, ys):
+        return deep_microbatched("a", pa, xs, ys, None)
+
+    pa, pb, xs, ys = deep_data()
+    options = {"split_backward": True}
+    config = mpmd.make_config(four_meshes(), V_ASSIGNMENT,
+                              partitioning_options=options)
+    lowered = mpmd.jit(step, config).lower(pa, pb, xs, ys)
+    two_meshes = {name: mesh for name, mesh in four_meshes().items()
+                  if name in ("m1", "m2")}
+    reference = mpmd.jit(alone, mpmd.make_config(
+        two_meshes, {k: v for k, v in V_ASSIGNMENT.items()
+                     if k.startswith("a")},
+        partitioning_options={**options,
+                              "pipeline_schedule": "zero-bubble-v"})
+    ).lower(pa, xs, ys)
+    order, want = schedule_lines(lowered), schedule_lines(reference)
+    assert order["m1"] == want["m1"] and order["m2"] == want["m2"], \
+        (order, want)
+    assert "W0@s3" in order["m1"]
+    assert order["m3"].split() == ["F0", "F1", "B0", "F2", "B1", "F3", "B2",
+                                   "B3"]
+    assert_equals_jit(lowered, step, (pa, pb, xs, ys))
+
+
+def test_a_registry_schedule_states_the_options_it_needs():
+    pa, pb, xs, ys = deep_data()
+    config = mpmd.make_config(four_meshes(), V_ASSIGNMENT)
+
+    def step(pa, xs, ys):
+        return deep_microbatched("a", pa, xs, ys, "zero-bubble-v")
+
+    with pytest.raises(mpmd.ConfigError,
+                       match="the schedule 'zero-bubble-v' of loop 'for0' "
+                             r"\(over a0, a1, a2, a3\) needs the "
+                             "partitioning option split_backward=True "
+                             r"\(Shardy: mpmd_split_bwd_fragments\)"):
+        mpmd.jit(step, config).lower(pa, xs, ys)
+
+
+def test_zero_bubble_h1_on_one_loop_splits_only_its_backwards():
+    def step(pa, pb, xs, ys):
+        la, ga = microbatched("a", pa, xs, ys, "zero-bubble-h1")
+        lb, gb = microbatched("b", pb, xs, ys, "1f1b")
+        return la, lb, ga, gb
+
+    args = data()
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    lowered = mpmd.jit(step, config).lower(*args)
+    order = schedule_lines(lowered)
+    # m2, the zero-bubble loop's last stage: each backward in two parts,
+    # the weight-gradient part W after the next forward's B.
+    assert order["m2"].split() == ["F0", "B0", "F1", "B1", "W0", "F2", "B2",
+                                   "W1", "F3", "B3", "W2", "W3"]
+    assert "W" not in order["m4"]
+    assert_equals_jit(lowered, step, args)
+
+
+def test_a_python_loop_of_calls_takes_a_comparator():
+    def step(pa, xs, ys):
+        la = 0.0
+        for i in range(M):
+            la = la + mpmd.call(
+                lambda p: jax.value_and_grad(
+                    lambda p: mlp_loss("a", p, xs[i], ys[i]))(p),
+                call_counter=i, schedule=forwards_first)(pa)[0]
+        return la
+
+    pa, _, xs, ys = data()
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    lowered = mpmd.jit(step, config).lower(pa, xs, ys)
+    assert schedule_lines(lowered)["m1"].split()[:M] == \
+        [f"F{i}" for i in range(M)]
+    assert_equals_jit(lowered, step, (pa, xs, ys))
+
+
+def test_a_loop_with_a_python_schedule_is_not_cached_across_processes():
+    """Its token means nothing to another process."""
+    from mpmd import partition_cache  # noqa: PLC0415
+
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    placements = ({}, {}, {}, {})
+    plain = 'mpmd.for ... {mpmd.loop_schedule = "1f1b"}'
+    python = 'mpmd.for ... {mpmd.loop_schedule = "explicit:c0"}'
+    assert partition_cache._key(config, plain, placements) is not None
+    assert partition_cache._key(config, python, placements) is None
 
 
 def test_calls_of_a_python_loop_share_their_schedule():

@@ -50,7 +50,16 @@ FragmentInfo mlir::mpmd::getFragmentInfo(FragmentOp fragment) {
           MpmdDialect::kCallCounterAttrName))
     info.callCounter = counter.getValue().getZExtValue();
   info.mesh = fragment.getMeshName().str();
+  if (auto loop = fragment->getAttrOfType<StringAttr>(kLoopAttrName))
+    info.loop = loop.getValue().str();
+  if (auto schedule =
+          fragment->getAttrOfType<StringAttr>(kLoopScheduleAttrName))
+    info.loopSchedule = schedule.getValue().str();
   return info;
+}
+
+bool mlir::mpmd::isExplicitLoopSchedule(StringRef schedule) {
+  return schedule == "explicit" || schedule.starts_with("explicit:");
 }
 
 SmallVector<FragmentInfo>

@@ -12,9 +12,14 @@ void mlir::mpmd::addOptimizePipeline(OpPassManager &pm,
                                      const OptimizeOptions &options) {
   // Split first: zero-bubble schedules order the parts, and client
   // schedules see them.
-  if (options.splitBackward ||
-      options.schedule == ScheduleKind::kZeroBubbleH1)
-    pm.addPass(createSplitBackwardPass());
+  // Else only the loops whose own schedule is zero-bubble-h1.
+  {
+    SplitBackwardPassOptions split;
+    split.zeroBubbleLoopsOnly =
+        !options.splitBackward &&
+        options.schedule != ScheduleKind::kZeroBubbleH1;
+    pm.addPass(createSplitBackwardPass(split));
+  }
   // Always: loops may carry schedules of their own (mpmd.loop_schedule).
   {
     SchedulePassOptions schedule;

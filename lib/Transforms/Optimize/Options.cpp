@@ -6,14 +6,16 @@ using namespace mlir;
 using namespace mlir::mpmd;
 
 std::optional<MeshOrder> MeshOrder::parse(StringRef text, std::string &error) {
-  auto [mesh, keys] = text.split('=');
-  if (mesh.empty() || !text.contains('=')) {
+  auto [target, keys] = text.split('=');
+  auto [mesh, loop] = target.split('@');
+  if (mesh.empty() || !text.contains('=') ||
+      (target.contains('@') && loop.empty())) {
     error = ("invalid schedule order entry '" + text +
-             "': expected MESH=KEY|KEY|...")
+             "': expected MESH=KEY|KEY|... or MESH@LOOP=KEY|KEY|...")
                 .str();
     return std::nullopt;
   }
-  MeshOrder order{mesh.str(), {}};
+  MeshOrder order{mesh.str(), {}, loop.str()};
   SmallVector<StringRef> parts;
   keys.split(parts, '|', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef key : parts)
@@ -22,7 +24,10 @@ std::optional<MeshOrder> MeshOrder::parse(StringRef text, std::string &error) {
 }
 
 raw_ostream &mlir::mpmd::operator<<(raw_ostream &os, const MeshOrder &order) {
-  os << order.mesh << "=";
+  os << order.mesh;
+  if (!order.loop.empty())
+    os << "@" << order.loop;
+  os << "=";
   llvm::interleave(order.keys, os, "|");
   return os;
 }

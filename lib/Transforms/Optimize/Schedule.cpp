@@ -56,10 +56,11 @@ struct LoopGroup {
 
 class Scheduler {
 public:
+  /// `tables`: the explicit orders, per loop ("" for the function's).
   Scheduler(func::FuncOp func, ScheduleKind kind, StringRef scheduleName,
-            DictionaryAttr table)
+            llvm::StringMap<DictionaryAttr> tables)
       : func(func), block(func.getBody().front()), kind(kind),
-        scheduleName(scheduleName), table(table) {}
+        scheduleName(scheduleName), tables(std::move(tables)) {}
 
   LogicalResult run() {
     for (Operation &op : block.without_terminator()) {
@@ -96,19 +97,27 @@ public:
       if (fresh) {
         auto name = fragment->getAttrOfType<StringAttr>(kLoopScheduleAttrName);
         std::optional<ScheduleKind> own =
-            name ? symbolizeScheduleKind(name.getValue()) : std::nullopt;
-        if (!own || *own == ScheduleKind::kExplicit)
+            !name ? std::nullopt
+            : isExplicitLoopSchedule(name.getValue())
+                ? std::optional(ScheduleKind::kExplicit)
+                : symbolizeScheduleKind(name.getValue());
+        if (!own || (*own == ScheduleKind::kExplicit &&
+                     !isExplicitLoopSchedule(name.getValue())))
           return fragment.emitOpError()
                  << "has loop schedule '"
                  << (name ? name.getValue() : StringRef("(none)"))
                  << "'; a loop's own schedule is one of gpipe, 1f1b, "
-                    "interleaved-1f1b, zero-bubble-h1 or none";
+                    "interleaved-1f1b, zero-bubble-h1, none, or "
+                    "explicit[:<id>] (an order the client gives per mesh)";
         group.kind = *own;
         group.name = name.getValue();
       }
       if (counted)
         group.byMesh[fragment.getMeshName()].push_back(fragment);
     }
+    for (auto &[loop, group] : groups)
+      if (!loop.empty() && failed(checkFits(loop, group)))
+        return failure();
     if (kind != ScheduleKind::kExplicit && groups.size() == 1)
       warnIfNothingToPipeline(groups[""].byMesh);
     warnOnStagesAgainstDataFlow();
@@ -127,8 +136,8 @@ public:
       SmallVector<StringRef> ranked = rankMeshes(group.byMesh);
       for (auto [rank, mesh] : llvm::enumerate(ranked)) {
         FailureOr<SmallVector<FragmentOp>> order =
-            orderOf(group.kind, group.name, mesh, group.byMesh[mesh], rank,
-                    ranked.size());
+            orderOf(group.kind, group.name, loop, mesh, group.byMesh[mesh],
+                    rank, ranked.size());
         if (failed(order))
           return failure();
         if (!order->empty())
@@ -159,6 +168,29 @@ public:
   }
 
 private:
+  /// A loop's own schedule that cannot fit it: zero bubble fills the
+  /// pipeline's bubbles with weight-gradient work, which a loop without a
+  /// backward (evaluation, reference log-probs) does not have.
+  LogicalResult checkFits(StringRef loop, const LoopGroup &group) {
+    if (group.kind != ScheduleKind::kZeroBubbleH1)
+      return success();
+    FragmentOp first;
+    for (auto &[mesh, fragments] : group.byMesh)
+      for (FragmentOp fragment : fragments) {
+        if (getFragmentInfo(fragment).kind != FragmentKind::kForward)
+          return success();
+        if (!first)
+          first = fragment;
+      }
+    if (!first)
+      return success();
+    return first.emitOpError()
+           << "is in loop '" << loop
+           << "', whose own schedule zero-bubble-h1 does not fit it: the "
+              "loop runs forwards only, and zero bubble fills the pipeline "
+              "with backward (weight-gradient) work; give it gpipe or 1f1b";
+  }
+
   /// A built-in schedule orders microbatches (call counters). A program
   /// whose user fragments have none (a Python loop without call counters,
   /// say) would run every mesh in program order: no pipeline. Said once.
@@ -276,14 +308,14 @@ private:
 
   FailureOr<SmallVector<FragmentOp>> orderOf(ScheduleKind groupKind,
                                              StringRef groupName,
-                                             StringRef mesh,
+                                             StringRef loop, StringRef mesh,
                                              ArrayRef<FragmentOp> fragments,
                                              unsigned rank, unsigned count) {
     SmallVector<FragmentInfo> infos;
     for (FragmentOp fragment : fragments)
       infos.push_back(getFragmentInfo(fragment));
     if (groupKind == ScheduleKind::kExplicit)
-      return explicitOrder(mesh, fragments, infos);
+      return explicitOrder(loop, mesh, fragments, infos);
     std::string error;
     std::optional<std::vector<unsigned>> order =
         orderFragments(groupKind, infos, rank, count, error);
@@ -303,14 +335,34 @@ private:
     return result;
   }
 
+  /// The order an explicit table gives `mesh`: the function's table
+  /// (`loop` empty) or the loop's own. Errors go on the function for the
+  /// function's table, on the loop's first fragment on the mesh for a
+  /// loop's.
   FailureOr<SmallVector<FragmentOp>>
-  explicitOrder(StringRef mesh, ArrayRef<FragmentOp> fragments,
+  explicitOrder(StringRef loop, StringRef mesh, ArrayRef<FragmentOp> fragments,
                 ArrayRef<FragmentInfo> infos) {
-    if (!table)
+    DictionaryAttr table = tables.lookup(loop);
+    std::string whose =
+        loop.empty() ? std::string("the schedule")
+                     : "is in loop '" + loop.str() + "', whose schedule";
+    auto fail = [&]() -> InFlightDiagnostic {
+      if (!loop.empty() && !fragments.empty())
+        return FragmentOp(fragments.front()).emitOpError();
+      return func.emitError();
+    };
+    if (!table) {
+      if (!loop.empty())
+        return fail() << "is in loop '" << loop
+                      << "', whose schedule is explicit, but no order was "
+                         "given for it: give the pass an order "
+                         "MESH@LOOP=KEY|... per mesh, or partition from "
+                         "Python, which evaluates the loop's schedule";
       return func.emitError()
              << "the explicit schedule needs a '" << kScheduleAttrName
              << "' attribute on @" << func.getSymName()
              << ": a dictionary from mesh name to an array of fragment keys";
+    }
     llvm::StringMap<FragmentOp> byKey;
     for (auto [fragment, info] : llvm::zip(fragments, infos))
       if (!byKey.try_emplace(info.key(), fragment).second)
@@ -321,28 +373,27 @@ private:
     for (NamedAttribute entry : table)
       if (!func->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName)
                .hasMesh(entry.getName()))
-        return func.emitError() << "the schedule names mesh \""
-                                << entry.getName().getValue()
-                                << "\", which is not in the topology";
+        return fail() << whose << " names mesh \""
+                      << entry.getName().getValue()
+                      << "\", which is not in the topology";
     auto list = table.getAs<ArrayAttr>(mesh);
     if (!list) {
       if (fragments.empty())
         return SmallVector<FragmentOp>();
-      return func.emitError()
-             << "the schedule has no order for mesh \"" << mesh
-             << "\", which runs " << fragments.size() << " fragments";
+      return fail() << whose << " has no order for mesh \"" << mesh
+                    << "\", which runs " << fragments.size() << " fragments";
     }
     SmallVector<FragmentOp> order;
     llvm::StringSet<> placed;
     for (Attribute attr : list) {
       auto key = dyn_cast<StringAttr>(attr);
       if (!key)
-        return func.emitError() << "the schedule of mesh \"" << mesh
-                                << "\" must list fragment keys as strings";
+        return fail() << whose << " of mesh \"" << mesh
+                      << "\" must list fragment keys as strings";
       FragmentOp fragment = byKey.lookup(key.getValue());
       if (!fragment) {
-        InFlightDiagnostic diag = func.emitError()
-                                  << "the schedule of mesh \"" << mesh
+        InFlightDiagnostic diag = fail()
+                                  << whose << " of mesh \"" << mesh
                                   << "\" names '" << key.getValue()
                                   << "', which is not a fragment there; "
                                      "fragments on that mesh: ";
@@ -352,16 +403,15 @@ private:
         return diag;
       }
       if (!placed.insert(key.getValue()).second)
-        return func.emitError() << "the schedule of mesh \"" << mesh
-                                << "\" lists '" << key.getValue()
-                                << "' twice";
+        return fail() << whose << " of mesh \"" << mesh << "\" lists '"
+                      << key.getValue() << "' twice";
       order.push_back(fragment);
     }
     for (const FragmentInfo &info : infos)
       if (!placed.contains(info.key()))
-        return func.emitError() << "the schedule of mesh \"" << mesh
-                                << "\" does not place fragment '" << info.key()
-                                << "'; list every fragment of the mesh";
+        return fail() << whose << " of mesh \"" << mesh
+                      << "\" does not place fragment '" << info.key()
+                      << "'; list every fragment of the mesh";
     return order;
   }
 
@@ -523,7 +573,7 @@ private:
   Block &block;
   ScheduleKind kind;
   StringRef scheduleName;
-  DictionaryAttr table;
+  llvm::StringMap<DictionaryAttr> tables;
   SmallVector<Operation *> nodes;
   llvm::DenseMap<Operation *, unsigned> index;
   SmallVector<std::pair<Operation *, Operation *>> scheduleEdges;
@@ -536,42 +586,48 @@ struct SchedulePass
     : public EntryFunctionPass<SchedulePass, mlir::mpmd::impl::SchedulePassBase> {
   using EntryFunctionPass::EntryFunctionPass;
 
-  /// The order of every mesh as the dictionary the attribute would hold.
-  FailureOr<DictionaryAttr> orderTable(func::FuncOp func,
-                                       ArrayRef<MeshOrder> orders) {
+  /// The orders per loop ("" for the function's), each as the dictionary
+  /// from mesh to keys that the function's attribute would hold.
+  FailureOr<llvm::StringMap<DictionaryAttr>>
+  orderTables(func::FuncOp func, ArrayRef<MeshOrder> orders) {
     Builder builder(func.getContext());
-    SmallVector<NamedAttribute> meshes;
+    llvm::MapVector<StringRef, SmallVector<NamedAttribute>> byLoop;
     llvm::StringSet<> seen;
     for (const MeshOrder &entry : orders) {
-      if (!seen.insert(entry.mesh).second)
-        return func.emitError() << "the schedule order lists mesh \""
-                                << entry.mesh << "\" twice";
+      if (!seen.insert(entry.mesh + "@" + entry.loop).second)
+        return func.emitError()
+               << "the schedule order lists mesh \"" << entry.mesh << "\""
+               << (entry.loop.empty() ? "" : " of loop '" + entry.loop + "'")
+               << " twice";
       SmallVector<Attribute> list;
       for (const std::string &key : entry.keys)
         list.push_back(builder.getStringAttr(key));
-      meshes.push_back(
+      byLoop[entry.loop].push_back(
           builder.getNamedAttr(entry.mesh, builder.getArrayAttr(list)));
     }
-    return builder.getDictionaryAttr(meshes);
+    llvm::StringMap<DictionaryAttr> tables;
+    for (auto &[loop, meshes] : byLoop)
+      tables[loop] = builder.getDictionaryAttr(meshes);
+    return tables;
   }
 
   LogicalResult runOnEntryFunctions(ModuleOp module,
                                     ArrayRef<func::FuncOp> entries) {
     // Without a schedule for the function, loops with their own still
     // need ordering.
-    if (schedule == ScheduleKind::kNone &&
-        !module
-             .walk([](FragmentOp fragment) {
-               return fragment->hasAttr(kLoopAttrName) ? WalkResult::interrupt()
-                                                       : WalkResult::advance();
-             })
-             .wasInterrupted())
+    bool anyLoop = false, anyExplicitLoop = false;
+    module.walk([&](FragmentOp fragment) {
+      anyLoop |= fragment->hasAttr(kLoopAttrName);
+      if (auto own =
+              fragment->getAttrOfType<StringAttr>(kLoopScheduleAttrName))
+        anyExplicitLoop |= isExplicitLoopSchedule(own.getValue());
+    });
+    if (schedule == ScheduleKind::kNone && !anyLoop)
       return success();
     for (func::FuncOp func : entries) {
-      DictionaryAttr table =
-          func->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
       std::vector<MeshOrder> orders(order.begin(), order.end());
-      if (schedule == ScheduleKind::kExplicit && provider) {
+      if ((schedule == ScheduleKind::kExplicit || anyExplicitLoop) &&
+          provider) {
         std::string error;
         std::optional<std::vector<MeshOrder>> computed =
             provider(listUserFragments(func), error);
@@ -580,14 +636,16 @@ struct SchedulePass
                  << "the schedule could not be evaluated: " << error;
         orders = std::move(*computed);
       }
-      if (!orders.empty()) {
-        FailureOr<DictionaryAttr> built = orderTable(func, orders);
-        if (failed(built))
-          return failure();
-        table = *built;
-      }
+      FailureOr<llvm::StringMap<DictionaryAttr>> tables =
+          orderTables(func, orders);
+      if (failed(tables))
+        return failure();
+      if (!tables->count(""))
+        if (auto table =
+                func->getAttrOfType<DictionaryAttr>(kScheduleAttrName))
+          (*tables)[""] = table;
       Scheduler scheduler(func, schedule, stringifyScheduleKind(schedule),
-                          table);
+                          std::move(*tables));
       if (failed(scheduler.run()))
         return failure();
     }

@@ -269,12 +269,17 @@ void splitFragment(FragmentOp fragment) {
 
 struct SplitBackwardPass
     : public EntryFunctionPass<SplitBackwardPass, mlir::mpmd::impl::SplitBackwardPassBase> {
+  using EntryFunctionPass::EntryFunctionPass;
+
   LogicalResult runOnEntryFunction(func::FuncOp func) {
     // Collected first: splitting erases the fragment being visited.
     SmallVector<FragmentOp> backward;
     func.walk([&](FragmentOp fragment) {
-      if (fragment.isUserFragment() && getFragmentInfo(fragment).kind ==
-                                              FragmentKind::kBackward)
+      if (!fragment.isUserFragment())
+        return;
+      FragmentInfo info = getFragmentInfo(fragment);
+      if (info.kind == FragmentKind::kBackward &&
+          (!zeroBubbleLoopsOnly || info.loopSchedule == "zero-bubble-h1"))
         backward.push_back(fragment);
     });
     for (FragmentOp fragment : backward)

@@ -88,7 +88,7 @@ class InvalidLoopBoundsError(FrontendError, ValueError):
 
 def call(fn: Callable[..., Any], *,
          call_counter: int | None = None,
-         schedule: str | None = None) -> Callable[..., Any]:
+         schedule: Any = None) -> Callable[..., Any]:
     """`fn`, with every named computation traced inside it (and every
     derivative of one) labelled with microbatch `call_counter`.
 
@@ -98,18 +98,18 @@ def call(fn: Callable[..., Any], *,
     labels nothing: `fn` is called as it is.
 
     `schedule`: the pipeline schedule of the Python loop these calls make
-    (a built-in name: "gpipe", "1f1b", "interleaved-1f1b"), instead of the
-    function's `pipeline_schedule`; give every call of the loop the same
-    one (docs/loops.md).
+    (anything `pipeline_schedule` takes: a built-in or registry name, a
+    table, a comparator), instead of the function's `pipeline_schedule`;
+    give every call of the loop the same one (docs/loops.md).
     """
     if not callable(fn):
         raise FrontendError(
             f"mpmd.call expects a callable, got {type(fn).__name__}")
-    schedule = loop_schedule(schedule)
+    given, schedule = schedule, loop_schedule(schedule)
     if call_counter is None:
         if schedule is not None:
             raise FrontendError(
-                f"mpmd.call(..., schedule={schedule!r}) needs a call_counter:"
+                f"mpmd.call(..., schedule={given!r}) needs a call_counter:"
                 " a schedule orders the microbatches a loop's calls number")
         return fn
     counter = check_call_counter(call_counter)
@@ -147,37 +147,39 @@ def _static_int(value: object, what: str) -> int:
 
 def loop_schedule(schedule: Any) -> str | None:
     """A loop's own schedule as the compiler takes it: a built-in name (or
-    Shardy's spelling of one); None for none. Anything else is a
-    ConfigError saying it is not supported yet."""
+    Shardy's spelling of one), or the token of a table, comparator or
+    registry schedule that Python evaluates while partitioning
+    (`mpmd.schedules.loops`); None for none."""
     if schedule is None:
         return None
     from mpmd.config import ConfigError, schedule_from_spelling  # noqa: PLC0415
+    from mpmd.schedules import BUILTIN_SCHEDULES, loops  # noqa: PLC0415
 
     value = schedule_from_spelling(schedule)
-    if isinstance(value, str) and value in LOOP_SCHEDULES:
-        return value
-    given = repr(schedule) if isinstance(schedule, str) else \
-        f"given as a {type(schedule).__name__}"
-    raise ConfigError(
-        f"not supported yet: a loop's own schedule {given}; give one of "
-        f"{', '.join(LOOP_SCHEDULES)} (tables, comparators, registry "
-        "schedules and zero-bubble-h1 order the whole function: "
-        "partitioning_options={'pipeline_schedule': ...})")
-
-
-# The built-in schedules a loop may have of its own.
-LOOP_SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b")
+    if isinstance(value, str):
+        if value in BUILTIN_SCHEDULES:
+            return value
+        raise ConfigError(
+            f"unknown loop schedule {schedule!r}; give a built-in name "
+            f"({', '.join(BUILTIN_SCHEDULES)}), a registry name "
+            "(\"zero-bubble-v\", Shardy's \"Circular\", ...), a table "
+            "{mesh: [fragment, ...]}, a comparator before(a, b) -> bool or "
+            "a PipelineSchedule")
+    return loops.register(value,
+                          schedule if isinstance(schedule, str) else None)
 
 
 def fori_loop(lower: Any, upper: Any, body: Any = None,
-              init: Any = _NO_INIT, *, schedule: str | None = None) -> Any:
+              init: Any = _NO_INIT, *, schedule: Any = None) -> Any:
     """`jax.lax.fori_loop` whose iterations are microbatches:
     `fori_loop(lower, upper, body, init)`, or Shardy:MPMD's
     `fori_loop(num_iterations, body, init)` (from 0).
 
-    `schedule`: this loop's own pipeline schedule (a built-in name), which
-    orders its microbatches instead of the function's `pipeline_schedule`;
-    loops of one program may each have their own (docs/loops.md).
+    `schedule`: this loop's own pipeline schedule, which orders its
+    microbatches instead of the function's `pipeline_schedule`: anything
+    `pipeline_schedule` takes (a built-in or registry name, a table, a
+    comparator, a `PipelineSchedule`). Loops of one program may each have
+    their own (docs/loops.md).
 
     Iteration `i` is microbatch `i - lower` (counters start at 0 whatever
     `lower` is). Under `mpmd.jit` the body is traced once, with `i` a traced
@@ -203,7 +205,7 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
         raise InvalidLoopBoundsError(
             f"fori_loop({lo}, {hi}) has {hi - lo} iterations; call counters "
             "are ui32, so at most 2**32")
-    schedule = loop_schedule(schedule)
+    given, schedule = schedule, loop_schedule(schedule)
     if hi <= lo:
         return init
     if emits_loops():
@@ -222,7 +224,7 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
             if schedule is not None:
                 raise FrontendError(
                     f"not supported yet: mpmd.fori_loop(..., schedule="
-                    f"{schedule!r}) whose body uses the loop index as a "
+                    f"{given!r}) whose body uses the loop index as a "
                     f"Python value ({type(error).__name__}): such a loop is "
                     "traced once per iteration, and its schedule is lost; "
                     "compute on the index with jnp/lax, or drop the "
@@ -279,7 +281,7 @@ def _check_carry_leaf(position: int, spec: Any, out: Any) -> None:
 
 def enumerated_for(body: Callable[[C, Any, Any], C], initial_carry: C,
                    inputs: Any, *, unroll: bool = False,
-                   schedule: str | None = None) -> C:
+                   schedule: Any = None) -> C:
     """Shardy:MPMD's loop over the elements of lists:
 
         carry = initial_carry

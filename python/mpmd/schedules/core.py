@@ -46,7 +46,10 @@ class FragmentInfo:
     (name and transpose count each), stage, call counter (the microbatch),
     mesh and kind; `label` (origins without the call counter, e.g.
     `layer1(1)`) and `key` (`layer1(1)#3`, unique on a mesh) are how tables
-    and merge rules name it."""
+    and merge rules name it. `loop`: the loop with a schedule of its own
+    that the fragment belongs to (`for0`, or `call:<schedule>` for a
+    Python loop of `mpmd.call`), None when the function's schedule orders
+    it."""
 
     origins: tuple[Origin, ...]
     stage: int | None
@@ -55,6 +58,7 @@ class FragmentInfo:
     kind: FragmentKind
     label: str
     key: str
+    loop: str | None = None
 
     @property
     def transpose_count(self) -> int:
@@ -69,7 +73,7 @@ class FragmentInfo:
     def from_compiler(cls, entry: Mapping[str, Any]) -> "FragmentInfo":
         return cls(origins_from(entry["origins"]), entry["stage"],
                    entry["call_counter"], entry["mesh"], entry["kind"],
-                   entry["label"], entry["key"])
+                   entry["label"], entry["key"], entry.get("loop"))
 
 
 def _key(entry: Any) -> str:

@@ -29,6 +29,11 @@ struct FragmentInfo {
   std::optional<uint64_t> callCounter;
   std::string mesh;
   FragmentKind kind = FragmentKind::kForward;
+  /// The loop with a schedule of its own that the fragment belongs to
+  /// (`mpmd.loop`), and that schedule (`mpmd.loop_schedule`); empty when
+  /// the function's schedule orders it.
+  std::string loop;
+  std::string loopSchedule;
 
   /// `layer1+layer1(1)`: the origins, without the call counter; weight-
   /// gradient parts end in `[w]`.
@@ -69,6 +74,11 @@ inline constexpr llvm::StringLiteral kLoopIterationAttrName =
 inline constexpr llvm::StringLiteral kLoopScheduleAttrName =
     "mpmd.loop_schedule";
 inline constexpr llvm::StringLiteral kLoopAttrName = "mpmd.loop";
+
+/// True for a loop schedule the client evaluates (a table, comparator or
+/// registry schedule): `explicit`, or `explicit:<id>` where the id tells
+/// the client which of its schedules.
+bool isExplicitLoopSchedule(StringRef schedule);
 
 /// Unit attribute on a function whose nameless ops mpmd-unroll-loops
 /// labelled with `mpmd.loop_iteration`: there, one without it is outside

@@ -15,14 +15,17 @@
 namespace mlir::mpmd {
 
 /// The order of one mesh in an explicit schedule: fragment keys
-/// (FragmentInfo::key). Textual form `MESH=KEY|KEY|...`.
+/// (FragmentInfo::key). `loop` is empty for the function's schedule, else
+/// the loop (`mpmd.loop`) whose own explicit schedule this is. Textual form
+/// `MESH=KEY|KEY|...`, or `MESH@LOOP=KEY|...` for a loop.
 struct MeshOrder {
   std::string mesh;
   std::vector<std::string> keys;
+  std::string loop;
 
   static std::optional<MeshOrder> parse(StringRef text, std::string &error);
   bool operator==(const MeshOrder &other) const {
-    return mesh == other.mesh && keys == other.keys;
+    return mesh == other.mesh && keys == other.keys && loop == other.loop;
   }
   bool operator!=(const MeshOrder &other) const { return !(*this == other); }
 };

@@ -69,7 +69,17 @@ def SplitBackwardPass : Pass<"mpmd-split-backward", "ModuleOp"> {
     `mpmd.weight_gradient`) computes the remaining results (weight
     gradients) from the first one's values. A fragment whose results all
     leave the mesh, or none do, is left whole.
+
+    With `zero-bubble-loops-only`, only the backward fragments of loops
+    whose own schedule (`mpmd.loop_schedule`) is zero-bubble-h1 are split:
+    what the pipeline does when no schedule of the function needs the
+    split.
   }];
+  let options = [
+    Option<"zeroBubbleLoopsOnly", "zero-bubble-loops-only", "bool",
+           /*default=*/"false",
+           "Split only the backward fragments of zero-bubble-h1 loops">,
+  ];
 }
 
 def RematFragmentsPass : Pass<"mpmd-remat-fragments", "ModuleOp"> {
