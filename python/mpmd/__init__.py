@@ -47,6 +47,8 @@ _LAZY = {
     "Traced": "mpmd.stages",
     "jit": "mpmd.stages",
     "UnsupportedMemoryKindError": "mpmd.runtime.executor",
+    "ProcessError": "mpmd.runtime.processes",
+    "ProcessLostError": "mpmd.runtime.processes",
     "fetch": "mpmd.runtime.processes",
     "reshard": "mpmd.runtime.reshard",
     "ReshardError": "mpmd.runtime.reshard",

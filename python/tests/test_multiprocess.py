@@ -155,6 +155,31 @@ def test_a_killed_process_stops_the_others():
             r"its peer: process 1 \(holding mesh 'm\d'\) stopped .* step "
             r"\d+ of the plan, the transfer m\d -> m\d of float32",
             output(result)), output(result)[-4000:]
+        # The uncaught error is shown as the mpmd error it means, raised
+        # from JAX's.
+        assert re.search(
+            r"\[0\] mpmd.runtime.processes.ProcessLostError: a transfer "
+            r"across processes lost its peer: process 1", output(result)), \
+            output(result)[-4000:]
+
+
+def test_a_killed_peer_is_an_mpmd_error_the_survivor_can_catch():
+    """Process 1 dies in the second step; process 0 reads its parameters
+    with mpmd.fetch and catches mpmd.ProcessLostError naming process 1,
+    its mesh and the plan step that waited on it."""
+    result = launch(2, 2, "mlp", "--die-process", "1", "--catch-lost",
+                    timeout=200)
+    assert result.returncode != 0
+    assert "ran past --timeout" not in result.stderr
+    # Unless JAX's coordination service aborted process 0 first (it missed
+    # process 1's heartbeats before the transfer noticed), it caught it.
+    if "Terminating process because the JAX distributed service" not in \
+            output(result):
+        assert re.search(
+            r"\[0\] process 0: caught ProcessLostError: processes \(1,\), "
+            r"meshes \('m2',\), step \d+: a transfer across processes lost "
+            r"its peer: process 1 \(holding mesh 'm2'\)", result.stdout), \
+            output(result)[-4000:]
 
 
 def test_a_lost_peer_is_named_with_its_mesh_and_step():
@@ -169,6 +194,16 @@ def test_a_lost_peer_is_named_with_its_mesh_and_step():
                              "Connection closed by peer [127.0.0.1]:1")
         wrapped = ValueError("reading the loss")
         wrapped.__cause__ = error
+        lost = processes.lost_peer_error(wrapped)
+        assert isinstance(lost, processes.ProcessLostError)
+        import mpmd  # noqa: PLC0415
+        assert processes.ProcessLostError is mpmd.ProcessLostError
+        assert (lost.processes, lost.meshes, lost.step, lost.transfer) == \
+            ((1,), ("m3",), 7, "m2 -> m3 of float32[4x8]@m3")
+        # Found again where it is the cause of a later error.
+        later = RuntimeError("reading")
+        later.__cause__ = lost
+        assert processes.lost_peer_error(later) is lost
         message = processes.lost_peer(wrapped)
         assert message == (
             "a transfer across processes lost its peer: process 1 (holding "
@@ -177,6 +212,7 @@ def test_a_lost_peer_is_named_with_its_mesh_and_step():
         assert processes.lost_peer(RuntimeError("out of memory")) is None
     finally:
         processes._last_remote = None
+        processes._lost.clear()
 
 
 def test_launcher_reports_the_failed_process_and_its_code(tmp_path):

@@ -387,9 +387,13 @@ class PlanExecutor:
         try:
             return self._run_held_steps(inputs, recorder)
         except Exception as error:
+            lost = processes.lost_peer_error(error)
+            failure = error if lost is None else lost
             # The other processes would wait for this one's transfers.
-            processes.report_failure(f"{type(error).__name__}: {error}")
-            raise
+            processes.report_failure(f"{type(failure).__name__}: {failure}")
+            if lost is None or lost is error:
+                raise
+            raise lost from error
 
     def _peers(self, step: Any) -> dict[int, list[str]]:
         return _peers_of(self.meshes, (step.source, step.target))

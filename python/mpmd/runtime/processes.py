@@ -49,6 +49,24 @@ class ProcessError(MpmdError):
     """The processes of a multi-controller job disagree or one failed."""
 
 
+class ProcessLostError(ProcessError):
+    """Another process of the job stopped (killed, or ended) while this one
+    waited on it in a transfer across processes. `processes`: the ids of
+    the processes the transfer waited on; `meshes`: the meshes of the
+    transfer they held; `step`: the plan step; `transfer`: the transfer
+    ("m2 -> m1 of float32[4x8]@m1"). Raised, from JAX's error, where mpmd
+    meets it: a step's call, `mpmd.fetch`, and (for an uncaught error of a
+    plain read) the failure report."""
+
+    def __init__(self, message: str, processes: tuple[int, ...],
+                 meshes: tuple[str, ...], step: int, transfer: str) -> None:
+        super().__init__(message)
+        self.processes = processes
+        self.meshes = meshes
+        self.step = step
+        self.transfer = transfer
+
+
 def is_multiprocess() -> bool:
     return jax.process_count() > 1
 
@@ -400,6 +418,8 @@ def _job() -> tuple[Any, int, int] | None:
 # which process and which step it was.
 _last_remote: tuple[int, str, str, str, dict[int, list[str]]] | None = None
 _LOST_PEER = ("Connection closed by peer", "Connection reset by peer")
+# The processes found gone: nobody waits for them to say they stop.
+_lost: set[int] = set()
 
 
 def note_remote_transfer(step: int, source: str, target: str, what: str,
@@ -413,9 +433,19 @@ def lost_peer(error: BaseException) -> str | None:
     """For an error of JAX's collectives whose peer went away: which
     process that was, the meshes it holds, and the transfer (plan step)
     that was waiting on it; else None."""
+    lost = lost_peer_error(error)
+    return None if lost is None else str(lost)
+
+
+def lost_peer_error(error: BaseException) -> ProcessLostError | None:
+    """`error` (or what caused it) as the ProcessLostError it means, when
+    it is JAX's error for a transfer whose peer went away (or already one);
+    else None. Raise it `from error`."""
     link, seen = error, set()
     while link is not None and id(link) not in seen:
         seen.add(id(link))
+        if isinstance(link, ProcessLostError):
+            return link
         if any(mark in str(link) for mark in _LOST_PEER):
             break
         link = link.__cause__ or link.__context__
@@ -425,9 +455,16 @@ def lost_peer(error: BaseException) -> str | None:
     gone = ", ".join(f"process {p} (holding mesh "
                      f"{' and '.join(repr(m) for m in meshes)})"
                      for p, meshes in sorted(peers.items()))
-    return (f"a transfer across processes lost its peer: {gone} stopped "
-            f"(killed, or ended) while step {step} of the plan, the transfer "
-            f"{source} -> {target} of {what}, was waiting on it")
+    transfer = f"{source} -> {target} of {what}"
+    _lost.update(peers)
+    return ProcessLostError(
+        f"a transfer across processes lost its peer: {gone} stopped "
+        f"(killed, or ended) while step {step} of the plan, the transfer "
+        f"{transfer}, was waiting on it",
+        tuple(sorted(peers)),
+        tuple(dict.fromkeys(m for _, meshes in sorted(peers.items())
+                            for m in meshes)),
+        step, transfer)
 
 
 def report_failure(message: str) -> bool:
@@ -487,9 +524,10 @@ def _end(client: Any, me: int, count: int, code: int = 1) -> None:
         pass
     if me == 0:
         deadline = time.monotonic() + STOP_WAIT_S
+        alive = count - len(_lost - {me})
         while time.monotonic() < deadline:
             try:
-                if len(client.key_value_dir_get(_STOPPED_DIR)) >= count:
+                if len(client.key_value_dir_get(_STOPPED_DIR)) >= alive:
                     break
             except Exception:  # noqa: BLE001 - the service is gone
                 break
@@ -580,9 +618,15 @@ def _excepthook(kind: type, error: BaseException, tb: Any) -> None:
         return
     client, me, count = job
     summary = _summary(error, tb)
-    lost = lost_peer(error)
-    if lost is not None:
-        summary = f"ProcessError: {lost} [{summary}]"
+    lost_error = lost_peer_error(error)
+    lost = None if lost_error is None else str(lost_error)
+    if lost_error is not None and lost_error.__cause__ is None and \
+            lost_error is not error:
+        # JAX's error met outside mpmd's code (a plain read of an array):
+        # shown as the mpmd error it means, raised from it.
+        summary = f"ProcessLostError: {lost} [{summary}]"
+        lost_error.__cause__ = error
+        kind, error = type(lost_error), lost_error
     if not report_failure(summary):
         failure = _reported(client)
         if failure is not None and not failure.startswith(f"process {me}:"):
@@ -743,13 +787,24 @@ def fetch(tree: Any, *, timeout_s: float | None = None) -> Any:
     for path, leaf in leaves:
         _check_fetchable(jax.tree_util.keystr(path) or "the value", leaf)
     out = []
-    for index, (path, leaf) in enumerate(leaves):
-        if not isinstance(leaf, jax.Array):
-            out.append(jax.device_get(leaf))
-            continue
-        out.append(_fetch_array(
-            client, me, count, leaf, f"mpmd/fetch/{number}/{index}",
-            jax.tree_util.keystr(path) or "the value", number, timeout_s))
+    try:
+        for index, (path, leaf) in enumerate(leaves):
+            if not isinstance(leaf, jax.Array):
+                out.append(jax.device_get(leaf))
+                continue
+            out.append(_fetch_array(
+                client, me, count, leaf, f"mpmd/fetch/{number}/{index}",
+                jax.tree_util.keystr(path) or "the value", number,
+                timeout_s))
+    except MpmdError:
+        raise
+    except Exception as error:
+        lost = lost_peer_error(error)
+        if lost is None:
+            raise
+        # The other processes would wait for this one.
+        report_failure(f"ProcessLostError: {lost}")
+        raise lost from error
     return jax.tree_util.tree_unflatten(treedef, out)
 
 

@@ -5,7 +5,7 @@ devices, and checks every shard this process holds against `jax.jit` on
 this process.
 
     train_step.py TOPOLOGY [--sharded] [--fail-process K] [--die-process K]
-                  [--mismatch-process K] [--trace FILE]
+                  [--mismatch-process K] [--catch-lost] [--trace FILE]
                   [--skip-compile-process K] [--global-inputs]
 
 TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
@@ -21,6 +21,8 @@ TOPOLOGY names how the 4 meshes of 2 devices sit on the global devices D:
 stage, across processes where the mesh spans them).
 --fail-process K makes a program raise on process K in the second step.
 --die-process K kills process K (SIGKILL) in the middle of the second step.
+--catch-lost: after each step, read the parameters with mpmd.fetch,
+catching mpmd.ProcessLostError (printed; exit code 3).
 --mismatch-process K compiles GPipe on process K, 1F1B on the others.
 --skip-compile-process K: process K does not compile (the others wait 5 s
 for it).
@@ -89,6 +91,7 @@ def main() -> None:
     parser.add_argument("--sharded", action="store_true")
     parser.add_argument("--fail-process", type=int, default=None)
     parser.add_argument("--die-process", type=int, default=None)
+    parser.add_argument("--catch-lost", action="store_true")
     parser.add_argument("--mismatch-process", type=int, default=None)
     parser.add_argument("--trace", default=None)
     parser.add_argument("--skip-compile-process", type=int, default=None)
@@ -159,6 +162,17 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         mp, mp_loss = compiled(mp, tokens, targets)
         ref, ref_loss = reference(ref, tokens, targets)
+        if options.catch_lost:
+            # What a user may catch: the parameters, read with mpmd.fetch
+            # after a peer died (the first stage's, on the survivor's
+            # mesh, come first and fail at once).
+            try:
+                mpmd.fetch(mp)
+            except mpmd.ProcessLostError as error:
+                print(f"process {me}: caught ProcessLostError: processes "
+                      f"{error.processes}, meshes {error.meshes}, step "
+                      f"{error.step}: {error}", flush=True)
+                sys.exit(3)
         shards += check(mp, ref, f"params after step {number + 1}")
         shards += check(mp_loss, ref_loss, f"loss of step {number + 1}")
     if options.trace:
