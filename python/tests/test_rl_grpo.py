@@ -47,9 +47,15 @@ def test_mean_reward_rises():
 def test_trace_of_the_update(tmp_path):
     result = rl_grpo.run(iterations=1, microbatches=2,
                          trace_dir=str(tmp_path), log=quiet)
-    assert (tmp_path / "rl_grpo_update.trace.json").stat().st_size > 0
-    assert (tmp_path / "rl_grpo_update.svg").stat().st_size > 0
-    assert result["concurrent"] in (True, False)
+    for name in ("rl_grpo_update", "rl_grpo_update.replay"):
+        assert (tmp_path / f"{name}.trace.json").stat().st_size > 0
+        assert (tmp_path / f"{name}.svg").stat().st_size > 0
+    # The program lets the reference and reward models compute at the same
+    # time: with the measured durations on meshes that run in parallel,
+    # they overlap. (Whether XLA's CPU client overlapped them in the
+    # measured run varies from run to run; the example reports it.)
+    assert result["concurrent_simulated"] is True
+    assert isinstance(result["concurrent"], bool)
 
 
 @pytest.mark.multiprocess

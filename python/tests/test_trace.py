@@ -363,3 +363,48 @@ def test_traces_of_processes_merge_into_one(mlp):
         assert event.start_us == original.start_us
         assert event.end_us == original.end_us + 5
     assert merged.total_us == trace.total_us + 5
+
+
+def test_replay_keeps_durations_and_waits_only_for_data(mlp):
+    """simulate.replay: the host trace (every step waited for) re-timed
+    with each mesh computing in parallel: durations kept, each call starts
+    when its mesh is free and its inputs are made, never later than
+    measured (relative to the first call), and it is written like any
+    trace."""
+    from mpmd.runtime.simulate import replay  # noqa: PLC0415
+    from mpmd.runtime.trace import REPLAY  # noqa: PLC0415
+
+    compiled, _, _, trace = mlp
+    replayed = replay(trace, compiled.plan)
+    assert replayed.source == REPLAY and replayed.transfers == []
+    assert len(replayed.calls) == len(trace.calls)
+    made_at: dict[int, float] = {}
+    producer_of = {step.output: step.input for step in compiled.plan.steps
+                   if isinstance(step, TransferStep)}
+    for mesh in MESHES:
+        measured, timed = trace.calls_on(mesh), replayed.calls_on(mesh)
+        assert [c.label for c in measured] == [c.label for c in timed]
+        for a, b in zip(measured, timed):
+            assert b.duration_us == pytest.approx(a.duration_us)
+    ends = {}
+    for call in sorted(replayed.calls, key=lambda c: c.start_us):
+        for value in call.outputs:
+            made_at[value] = call.end_us
+        ends.setdefault(call.mesh, 0.0)
+        assert call.start_us >= ends[call.mesh] - 1e-6
+        ends[call.mesh] = call.end_us
+    for call in replayed.calls:
+        ready = 0.0
+        for value in call.inputs:
+            value = producer_of.get(value, value)
+            ready = max(ready, made_at.get(value, 0.0))
+        # Starts as soon as both its mesh and its inputs allow.
+        mesh_free = max([c.end_us for c in replayed.calls_on(call.mesh)
+                         if c.end_us <= call.start_us + 1e-6
+                         and c is not call], default=0.0)
+        assert call.start_us == pytest.approx(max(ready, mesh_free))
+    first = min(c.start_us for c in trace.calls)
+    assert replayed.end_us() <= max(c.end_us for c in trace.calls) - first \
+        + 1e-6
+    assert "replayed with every mesh computing in parallel" in \
+        replayed.to_svg()

@@ -6,17 +6,21 @@ and all its inputs have arrived; a transfer takes its own time and no mesh's.
 Costs default to F=1 per forward fragment, B=2 per backward (transpose)
 fragment, W=1 per weight-gradient fragment, 0 for inferred fragments and
 transfers; pass a function for others, e.g. measured durations from a trace
-(`costs_from_trace`).
+(`costs_from_trace`). `replay` re-times a measured trace this way: what the
+step looks like where every mesh computes in parallel, on a machine whose
+runtime runs one program at a time (XLA's CPU client).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Callable
 
 from mpmd.runtime.plan import CallStep, ExecutionPlan, TransferStep
 
-__all__ = ["Costs", "Simulation", "costs_from_trace", "simulate"]
+__all__ = ["Costs", "Simulation", "costs_from_trace", "replay", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -95,3 +99,42 @@ def costs_from_trace(trace) -> Callable[[CallStep], float]:
         return means.get(step.label().split("#")[0], 0.0)
 
     return cost
+
+
+def replay(trace, plan: ExecutionPlan):
+    """`trace` (a measured `Trace` of `plan`'s step) re-timed by the
+    simulator: each call keeps its measured duration, each mesh runs its
+    calls in plan order, a call starts when its mesh is free and its inputs
+    have arrived, transfers take no time. A `Trace` (source REPLAY, no
+    transfers) to write as Chrome JSON or SVG like the measured one. Where
+    the runtime ran the meshes one at a time (XLA's CPU client), it shows
+    which of them the program lets compute at the same time."""
+    from mpmd.runtime.trace import REPLAY, Trace  # noqa: PLC0415
+
+    measured: dict[tuple[str, str], deque] = defaultdict(deque)
+    for mesh in trace.meshes:
+        for call in trace.calls_on(mesh):
+            measured[(mesh, call.label)].append(call)
+    matched = {}
+
+    def cost(step: CallStep) -> float:
+        queue = measured.get((step.mesh, step.label()))
+        if not queue:
+            return 0.0
+        call = matched[id(step)] = queue.popleft()
+        return call.end_us - call.start_us
+
+    result = simulate(plan, cost)
+    calls = []
+    position = {mesh: 0 for mesh in result.timeline}
+    for step in plan.steps:
+        if not isinstance(step, CallStep):
+            continue
+        _, start, end = result.timeline[step.mesh][position[step.mesh]]
+        position[step.mesh] += 1
+        call = matched.get(id(step))
+        if call is not None:
+            calls.append(dataclasses.replace(call, start_us=start,
+                                             end_us=end))
+    return Trace(tuple(trace.meshes), calls, [], result.step_time,
+                 source=REPLAY)

@@ -61,7 +61,7 @@ from mpmd.errors import MpmdError
 from mpmd.origins import Origin, origins_from
 from mpmd.runtime.plan import CallStep, ExecutionPlan, Step, TransferStep
 
-__all__ = ["CallEvent", "HOST", "Kind", "PROFILER", "SOURCE_LABELS",
+__all__ = ["CallEvent", "HOST", "Kind", "PROFILER", "REPLAY", "SOURCE_LABELS",
            "StepRecorder", "Trace", "TraceError", "TraceRecorder",
            "TransferEvent", "donates_inputs", "prepare_traced_run",
            "settle_devices", "transfer_nbytes"]
@@ -70,10 +70,13 @@ Kind = Literal["forward", "backward", "merged", "inferred"]
 
 HOST = "host"
 PROFILER = "profiler"
+REPLAY = "replay"
 # How a trace's timeline was taken, in words (JSON metadata, SVG header).
 SOURCE_LABELS = {
     HOST: "host timestamps, serialized",
     PROFILER: "device timeline from the XLA profiler",
+    REPLAY: "measured durations replayed with every mesh computing in "
+            "parallel (mpmd.runtime.simulate.replay)",
 }
 
 
