@@ -25,10 +25,10 @@ def mlp_loss(prefix, params, x, y):
     return jnp.mean((out - y) ** 2)
 
 
-def microbatched(prefix, params, xs, ys, schedule):
+def microbatched(prefix, params, xs, ys, schedule, loss_of=mlp_loss):
     def body(i, acc):
         loss, grads = jax.value_and_grad(
-            lambda p: mlp_loss(prefix, p, xs[i], ys[i]))(params)
+            lambda p: loss_of(prefix, p, xs[i], ys[i]))(params)
         return jax.tree.map(jnp.add, acc, (loss, grads))
 
     zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
@@ -64,8 +64,7 @@ def lowered():
 
 
 def test_each_loop_is_ordered_by_its_own_schedule(lowered):
-    order = dict(line.split(": ", 1)
-                 for line in lowered.schedule_text().splitlines())
+    order = schedule_lines(lowered)
     first = order["m1"].split()   # the 1F1B loop's first stage
     assert first.index("B0") < first.index(f"F{M - 1}"), order["m1"]
     gpipe = order["m3"].split()   # the GPipe loop's first stage
@@ -74,12 +73,7 @@ def test_each_loop_is_ordered_by_its_own_schedule(lowered):
 
 
 def test_two_loops_equal_jax_jit(lowered):
-    args = data()
-    got = lowered.compile()(*args)
-    want = jax.jit(two_models)(*args)
-    for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want)):
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w),
-                                   rtol=2e-5, atol=1e-6)
+    assert_equals_jit(lowered, two_models, data())
 
 
 def test_a_forward_only_loop_is_scheduled():
@@ -195,13 +189,7 @@ def deep_loss(prefix, params, x, y):
 
 
 def deep_microbatched(prefix, params, xs, ys, schedule):
-    def body(i, acc):
-        loss, grads = jax.value_and_grad(
-            lambda p: deep_loss(prefix, p, xs[i], ys[i]))(params)
-        return jax.tree.map(jnp.add, acc, (loss, grads))
-
-    zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-    return mpmd.fori_loop(0, M, body, zeros, schedule=schedule)
+    return microbatched(prefix, params, xs, ys, schedule, deep_loss)
 
 
 def deep_data():
@@ -330,8 +318,7 @@ def test_calls_of_a_python_loop_share_their_schedule():
     pa, pb, xs, ys = data()
     config = mpmd.make_config(four_meshes(), ASSIGNMENT)
     lowered = mpmd.jit(step, config).lower(pa, pb, xs, ys)
-    order = dict(line.split(": ", 1)
-                 for line in lowered.schedule_text().splitlines())
+    order = schedule_lines(lowered)
     assert order["m3"].split() == [f"F{i}" for i in range(M)]
     got = lowered.compile()(pa, pb, xs, ys)
     for g, w in zip(got, jax.jit(step)(pa, pb, xs, ys)):
