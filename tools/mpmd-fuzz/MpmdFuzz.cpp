@@ -1913,9 +1913,15 @@ int Parent::run() {
       int status = 0;
       pid_t got = waitpid(worker.pid, &status, WNOHANG);
       if (got == 0) {
+        // The start is read before the clock: read after, a worker that
+        // just began its next input could have a start later than `now`,
+        // and the unsigned difference would look like an hour-long hang.
         int64_t current = slot.current;
-        if (current >= 0 && (nowNs() - slot.startNs) / 1000000 >
-                                static_cast<uint64_t>(options.timeoutMs)) {
+        uint64_t started = slot.startNs;
+        uint64_t now = nowNs();
+        if (current >= 0 && now > started &&
+            (now - started) / 1000000 >
+                static_cast<uint64_t>(options.timeoutMs)) {
           kill(worker.pid, SIGKILL);
           waitpid(worker.pid, &status, 0);
           worker.pid = -1;
