@@ -102,8 +102,9 @@ def test_schedules_a_loop_cannot_have():
             # Zero bubble fills bubbles with backward work: a forward-only
             # loop has none.
             ("zero-bubble-h1", mpmd.CompilerError,
-             "is in loop 'for0', whose own schedule zero-bubble-h1 does not "
-             "fit it: the loop runs forwards only")]:
+             "fragment 'a0#0' on mesh \"m1\" is in loop 'for0', whose own "
+             "schedule zero-bubble-h1 does not fit it: the loop runs forwards "
+             "only")]:
         def step(pa, xs, ys, schedule=schedule):
             return mpmd.fori_loop(
                 0, M, lambda i, acc: acc + mlp_loss("a", pa, xs[i], ys[i]),
@@ -170,8 +171,8 @@ def test_a_table_or_comparator_that_does_not_fit_its_loop():
              r"the schedule of loop 'for0' \(over a0, a1\): the schedule "
              "table names mesh 'm9'"),
             ({"m1": ["a0#0"], "m2": []}, mpmd.CompilerError,
-             "is in loop 'for0', whose schedule of mesh \"m1\" does not "
-             "place fragment 'a0\\(1\\)#0'"),
+             "the schedule of loop 'for0' of mesh \"m1\" does not place "
+             "fragment 'a0\\(1\\)#0'"),
             (lambda a, b: True, mpmd.schedules.ScheduleError,
              "comparator is contradictory on mesh 'm1'")]:
         def step(pa, xs, ys, schedule=schedule):

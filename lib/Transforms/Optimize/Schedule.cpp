@@ -184,8 +184,9 @@ private:
       }
     if (!first)
       return success();
-    return first.emitOpError()
-           << "is in loop '" << loop
+    return first.emitError()
+           << "fragment '" << getFragmentInfo(first).key() << "' on mesh \""
+           << first.getMeshName() << "\" is in loop '" << loop
            << "', whose own schedule zero-bubble-h1 does not fit it: the "
               "loop runs forwards only, and zero bubble fills the pipeline "
               "with backward (weight-gradient) work; give it gpipe or 1f1b";
@@ -345,15 +346,16 @@ private:
     DictionaryAttr table = tables.lookup(loop);
     std::string whose =
         loop.empty() ? std::string("the schedule")
-                     : "is in loop '" + loop.str() + "', whose schedule";
+                     : "the schedule of loop '" + loop.str() + "'";
     auto fail = [&]() -> InFlightDiagnostic {
       if (!loop.empty() && !fragments.empty())
-        return FragmentOp(fragments.front()).emitOpError();
+        return FragmentOp(fragments.front()).emitError();
       return func.emitError();
     };
     if (!table) {
       if (!loop.empty())
-        return fail() << "is in loop '" << loop
+        return fail() << "fragment '" << infos.front().key() << "' on mesh \""
+                      << mesh << "\" is in loop '" << loop
                       << "', whose schedule is explicit, but no order was "
                          "given for it: give the pass an order "
                          "MESH@LOOP=KEY|... per mesh, or partition from "

@@ -58,7 +58,7 @@ func.func @explicit_loop(%arg0: !m1, %arg1: !m2) -> (!m1, !m1, !m2, !m2)
 // Zero bubble on a loop without a backward does not fit it.
 func.func @forward_only_zero_bubble(%arg0: !m1) -> (!m1, !m1)
     attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
-  // expected-error @+1 {{is in loop 'for0', whose own schedule zero-bubble-h1 does not fit it: the loop runs forwards only}}
+  // expected-error @+1 {{fragment 'a#0' on mesh "m1" is in loop 'for0', whose own schedule zero-bubble-h1 does not fit it: the loop runs forwards only}}
   %a0 = mpmd.fragment<mesh="m1", origin=["a"]> (%arg0) {call_counter = 0 : ui32, mpmd.loop = "for0", mpmd.loop_schedule = "zero-bubble-h1"} (%x: !t) {
     mpmd.return %x : !t
   } : (!m1) -> !m1
@@ -76,7 +76,7 @@ func.func @forward_only_zero_bubble(%arg0: !m1) -> (!m1, !m1)
 // An explicit loop without an order is an error on its first fragment.
 func.func @no_order(%arg0: !m1) -> (!m1, !m1)
     attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
-  // expected-error @+1 {{is in loop 'for7', whose schedule is explicit, but no order was given for it}}
+  // expected-error @+1 {{fragment 'a#0' on mesh "m1" is in loop 'for7', whose schedule is explicit, but no order was given for it}}
   %a0 = mpmd.fragment<mesh="m1", origin=["a"]> (%arg0) {call_counter = 0 : ui32, mpmd.loop = "for7", mpmd.loop_schedule = "explicit:c0"} (%x: !t) {
     mpmd.return %x : !t
   } : (!m1) -> !m1
