@@ -100,15 +100,19 @@ struct MergeFragmentsPass
     return success();
   }
 
-  /// Fragments labelled `a` and `b` with the same mesh and call counter.
+  /// Fragments labelled `a` and `b` with the same mesh, loop (of its own
+  /// schedule; the same named computations may run in several loops, each
+  /// numbering its microbatches from 0) and call counter.
   LogicalResult
   applyRule(func::FuncOp func, const MergeRule &rule,
             std::set<std::pair<std::string, std::string>> &matched) {
     StringRef a = rule.first, b = rule.second;
-    std::map<std::pair<std::string, uint64_t>, FragmentOp> firsts, seconds;
+    std::map<std::tuple<std::string, std::string, uint64_t>, FragmentOp>
+        firsts, seconds;
     for (auto fragment : func.getBody().getOps<FragmentOp>()) {
       FragmentInfo info = getFragmentInfo(fragment);
-      auto key = std::make_pair(info.mesh, info.callCounter.value_or(0));
+      auto key =
+          std::make_tuple(info.mesh, info.loop, info.callCounter.value_or(0));
       if (info.label() == a)
         firsts[key] = fragment;
       else if (info.label() == b)
@@ -141,11 +145,16 @@ struct MergeFragmentsPass
         highest = stage.getInt();
         lastMesh = fragment.getMeshName();
       }
-    std::map<uint64_t, SmallVector<FragmentOp>> byCounter;
+    // Per loop and microbatch (loops with schedules of their own number
+    // their microbatches each from 0).
+    std::map<std::pair<std::string, uint64_t>, SmallVector<FragmentOp>>
+        byCounter;
     for (auto fragment : func.getBody().getOps<FragmentOp>())
-      if (fragment.isUserFragment() && fragment.getMeshName() == lastMesh)
-        byCounter[getFragmentInfo(fragment).callCounter.value_or(0)]
-            .push_back(fragment);
+      if (fragment.isUserFragment() && fragment.getMeshName() == lastMesh) {
+        FragmentInfo info = getFragmentInfo(fragment);
+        byCounter[{info.loop, info.callCounter.value_or(0)}].push_back(
+            fragment);
+      }
     for (auto &[counter, fragments] : byCounter) {
       FragmentOp merged = fragments.front();
       for (FragmentOp next : llvm::drop_begin(fragments)) {

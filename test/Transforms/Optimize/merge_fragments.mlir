@@ -77,3 +77,34 @@ func.func @unmatched(%arg0: !m1) -> !m1
   } : (!m1) -> !m1
   func.return %0 : !m1
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// Two loops with schedules of their own run f and f(1) on m1, each with
+// call counter 0: each loop's pair merges, never f of one loop with f(1)
+// of the other; merge-last-stage keeps the loops apart too.
+// CHECK-LABEL: func.func @two_loops
+// CHECK: origin=["f", "f"(1)]> {{.*}}mpmd.loop = "for0"
+// CHECK: origin=["f", "f"(1)]> {{.*}}mpmd.loop = "for1"
+// LAST-LABEL: func.func @two_loops
+// LAST: origin=["f", "f"(1)]> {{.*}}mpmd.loop = "for0"
+// LAST: origin=["f", "f"(1)]> {{.*}}mpmd.loop = "for1"
+func.func @two_loops(%arg0: !m1) -> (!m1, !m1)
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 0 : ui32, mpmd.loop = "for0", mpmd.loop_schedule = "gpipe"} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %1 = mpmd.fragment<mesh="m1", origin=["f"]> (%arg0) {call_counter = 0 : ui32, mpmd.loop = "for1", mpmd.loop_schedule = "1f1b"} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %2 = mpmd.fragment<mesh="m1", origin=["f"(1)]> (%0) {call_counter = 0 : ui32, mpmd.loop = "for0", mpmd.loop_schedule = "gpipe"} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %3 = mpmd.fragment<mesh="m1", origin=["f"(1)]> (%1) {call_counter = 0 : ui32, mpmd.loop = "for1", mpmd.loop_schedule = "1f1b"} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  func.return %2, %3 : !m1, !m1
+}
