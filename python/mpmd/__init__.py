@@ -26,6 +26,7 @@ _LAZY = {
     "enumerated_for": "mpmd.frontend",
     "reduce": "mpmd.frontend",
     "fori_loop": "mpmd.frontend",
+    "loop_schedule": "mpmd.frontend",
     "scan_microbatches": "mpmd.frontend",
     "emit_named_computations": "mpmd.frontend",
     "inline_named_computations": "mpmd.frontend",

@@ -324,3 +324,50 @@ def test_calls_of_a_python_loop_share_their_schedule():
     got = lowered.compile()(pa, pb, xs, ys)
     for g, w in zip(got, jax.jit(step)(pa, pb, xs, ys)):
         np.testing.assert_allclose(g, w, rtol=1e-5)
+
+
+def test_a_block_gives_its_loops_a_schedule():
+    """`with mpmd.loop_schedule(...)`: the loops of the block take it, as
+    if each named it; a loop naming its own keeps that."""
+    def step(pa, pb, xs, ys):
+        with mpmd.loop_schedule("gpipe"):
+            la, ga = microbatched("a", pa, xs, ys, None)
+            lb, gb = microbatched("b", pb, xs, ys, "1f1b")
+        return la, lb, ga, gb
+
+    def named(pa, pb, xs, ys):
+        la, ga = microbatched("a", pa, xs, ys, "gpipe")
+        lb, gb = microbatched("b", pb, xs, ys, "1f1b")
+        return la, lb, ga, gb
+
+    args = data()
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    lowered = mpmd.jit(step, config).lower(*args)
+    order = schedule_lines(lowered)
+    assert order == schedule_lines(mpmd.jit(named, config).lower(*args))
+    assert order["m1"].split() == [f"F{i}" for i in range(M)] + \
+        [f"B{i}" for i in range(M)]
+    assert order["m3"].split() == ["F0", "F1", "B0", "F2", "B1", "F3", "B2",
+                                   "B3"]
+    assert_equals_jit(lowered, step, args)
+
+
+def test_a_block_gives_the_calls_of_a_python_loop_a_schedule():
+    def step(pa, xs, ys):
+        la = 0.0
+        with mpmd.loop_schedule(forwards_first):
+            for i in range(M):
+                la = la + mpmd.call(
+                    lambda p: jax.value_and_grad(
+                        lambda p: mlp_loss("a", p, xs[i], ys[i]))(p),
+                    call_counter=i)(pa)[0]
+        return la
+
+    pa, _, xs, ys = data()
+    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
+    lowered = mpmd.jit(step, config).lower(pa, xs, ys)
+    assert schedule_lines(lowered)["m1"].split()[:M] == \
+        [f"F{i}" for i in range(M)]
+    with pytest.raises(mpmd.ConfigError, match="unknown loop schedule"):
+        with mpmd.loop_schedule("zigzag"):
+            pass

@@ -12,6 +12,7 @@ from mpmd.frontend.microbatch import (
     call,
     enumerated_for,
     fori_loop,
+    loop_schedule,
     scan_microbatches,
 )
 from mpmd.frontend.primitives import (
@@ -58,6 +59,7 @@ __all__ = [
     "enumerated_for",
     "fori_loop",
     "inline_named_computations",
+    "loop_schedule",
     "named_computation",
     "named_computation_meshes",
     "named_computation_p",

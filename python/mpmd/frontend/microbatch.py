@@ -49,6 +49,8 @@ Rules:
 from __future__ import annotations
 
 import collections.abc
+import contextlib
+import contextvars
 import functools
 import operator
 from typing import Any, Callable, TypeVar
@@ -105,7 +107,9 @@ def call(fn: Callable[..., Any], *,
     if not callable(fn):
         raise FrontendError(
             f"mpmd.call expects a callable, got {type(fn).__name__}")
-    given, schedule = schedule, loop_schedule(schedule)
+    if schedule is None and call_counter is not None:
+        schedule = _AMBIENT.get()
+    given, schedule = schedule, compiler_schedule(schedule)
     if call_counter is None:
         if schedule is not None:
             raise FrontendError(
@@ -116,10 +120,11 @@ def call(fn: Callable[..., Any], *,
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if emits_loops():
-            return bind_call(fn, counter, args, kwargs, schedule)
-        with call_counter_scope(counter):
-            return fn(*args, **kwargs)
+        with _body_scope():
+            if emits_loops():
+                return bind_call(fn, counter, args, kwargs, schedule)
+            with call_counter_scope(counter):
+                return fn(*args, **kwargs)
 
     return wrapped
 
@@ -145,7 +150,7 @@ def _static_int(value: object, what: str) -> int:
             f"{type(value).__name__}") from None
 
 
-def loop_schedule(schedule: Any) -> str | None:
+def compiler_schedule(schedule: Any) -> str | None:
     """A loop's own schedule as the compiler takes it: a built-in name (or
     Shardy's spelling of one), or the token of a table, comparator or
     registry schedule that Python evaluates while partitioning
@@ -167,6 +172,42 @@ def loop_schedule(schedule: Any) -> str | None:
             "a PipelineSchedule")
     return loops.register(value,
                           schedule if isinstance(schedule, str) else None)
+
+
+# The schedule `loop_schedule` gives the loops of its block.
+_AMBIENT: contextvars.ContextVar[Any] = contextvars.ContextVar(
+    "mpmd_loop_schedule", default=None)
+
+
+@contextlib.contextmanager
+def loop_schedule(schedule: Any):
+    """Within the block, every loop that names no schedule of its own
+    (`fori_loop`, `enumerated_for`, `call(..., call_counter=i)`) has
+    `schedule` (anything `schedule=` takes), as if given to each:
+
+        with mpmd.loop_schedule("gpipe"):
+            ref = mpmd.fori_loop(0, m, ref_body, zeros)
+            for i in range(m):
+                r = r + mpmd.call(reward, call_counter=i)(batch[i])
+
+    Loops traced inside those loops' bodies do not take it."""
+    compiler_schedule(schedule)  # an unknown schedule fails here
+    token = _AMBIENT.set(schedule)
+    try:
+        yield
+    finally:
+        _AMBIENT.reset(token)
+
+
+@contextlib.contextmanager
+def _body_scope():
+    """Tracing a loop's body: the block's schedule is the loop's, not its
+    inner loops'."""
+    token = _AMBIENT.set(None)
+    try:
+        yield
+    finally:
+        _AMBIENT.reset(token)
 
 
 def fori_loop(lower: Any, upper: Any, body: Any = None,
@@ -205,7 +246,9 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
         raise InvalidLoopBoundsError(
             f"fori_loop({lo}, {hi}) has {hi - lo} iterations; call counters "
             "are ui32, so at most 2**32")
-    given, schedule = schedule, loop_schedule(schedule)
+    if schedule is None:
+        schedule = _AMBIENT.get()
+    given, schedule = schedule, compiler_schedule(schedule)
     if hi <= lo:
         return init
     if emits_loops():
@@ -218,7 +261,8 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
             return flat_out
 
         try:
-            flat = bind_for(flat_body, flat_init, hi - lo, lo, schedule)
+            with _body_scope():
+                flat = bind_for(flat_body, flat_init, hi - lo, lo, schedule)
             return jax.tree_util.tree_unflatten(tree, flat)
         except _INDEX_AS_PYTHON_VALUE as error:
             if schedule is not None:
@@ -239,7 +283,7 @@ def fori_loop(lower: Any, upper: Any, body: Any = None,
     tree = jax.tree_util.tree_structure(init)
     specs = [_carry_spec(x) for x in jax.tree_util.tree_leaves(init)]
     for i in range(lo, hi):
-        with call_counter_scope(i - lo):
+        with call_counter_scope(i - lo), _body_scope():
             carry = body(i, carry)
         leaves, out_tree = jax.tree_util.tree_flatten(carry)
         _check_carry_tree(tree, out_tree)
