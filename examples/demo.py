@@ -138,6 +138,18 @@ def main() -> None:
         explain_idle_time(trace, simulated.bubble_fraction)
         print(f"Chrome trace (open in https://ui.perfetto.dev): {json_path}")
         print(f"timeline picture: {svg_path}")
+        # The same durations where every mesh computes in parallel.
+        from mpmd.runtime.simulate import replay  # noqa: PLC0415
+        replayed = replay(trace, lowered.plan)
+        replay_svg = TRACE_DIR / "transformer_step.replay.svg"
+        replayed.write_svg(replay_svg)
+        begin, end = replayed.step_window()
+        idle = ", ".join(f"{mesh} {us / (end - begin):.0%}"
+                         for mesh, us in replayed.idle_us().items())
+        print(f"replayed with these durations and the meshes computing in "
+              f"parallel: idle {idle}; meshes computing at the same time "
+              f"{replayed.overlap_us() / 1000:.1f} ms of "
+              f"{(end - begin) / 1000:.1f} ms ({replay_svg})")
 
 
 def describe_step(step) -> str:

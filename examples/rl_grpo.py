@@ -479,7 +479,7 @@ def write_trace(trace, plan, trace_dir, log) -> tuple[bool, bool]:
         log("(host timestamps wait for every step: a serialized run, so no "
             "two meshes compute at the same time by construction)")
     elif not verdicts[0]:
-        log("(XLA's CPU client ran the programs one at a time; the replay "
+        log("(XLA's CPU client overlapped them little; the replay "
             "shows the same durations where every mesh computes in "
             "parallel)")
     return verdicts[0], verdicts[1]

@@ -8,7 +8,8 @@ fragment, W=1 per weight-gradient fragment, 0 for inferred fragments and
 transfers; pass a function for others, e.g. measured durations from a trace
 (`costs_from_trace`). `replay` re-times a measured trace this way: what the
 step looks like where every mesh computes in parallel, on a machine whose
-runtime runs one program at a time (XLA's CPU client).
+runtime runs the meshes' programs one at a time (XLA's CPU client, for
+programs over several devices).
 """
 
 from __future__ import annotations
