@@ -76,7 +76,8 @@ class FragmentInfo:
                    entry["label"], entry["key"], entry.get("loop"))
 
 
-def _key(entry: Any) -> str:
+def key_of(entry: Any) -> str:
+    """A table entry's fragment key: a FragmentInfo's, or the string."""
     return entry.key if isinstance(entry, FragmentInfo) else str(entry)
 
 
@@ -96,7 +97,7 @@ def explicit_order(schedule: Mapping[str, Sequence[Any]] | Callable[
             raise ScheduleError(
                 f"the schedule table names mesh {mesh!r}, which runs no "
                 f"fragment; meshes with fragments: {sorted(by_mesh)}")
-        order[mesh] = [_key(entry) for entry in entries]
+        order[mesh] = [key_of(entry) for entry in entries]
     # The compiler checks each key exists and every fragment is placed, and
     # names the culprit; meshes left out are reported here.
     for mesh in by_mesh:

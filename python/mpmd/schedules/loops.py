@@ -22,8 +22,8 @@ import hashlib
 import json
 from typing import Any, Mapping, Sequence
 
-from mpmd.schedules.core import (FragmentInfo, ScheduleError, _key,
-                                 explicit_order)
+from mpmd.schedules.core import (FragmentInfo, ScheduleError,
+                                 explicit_order, key_of)
 
 __all__ = ["function_fragments", "has_registry_schedules", "is_token",
            "loop_merges", "loop_orders", "register", "uses_tokens"]
@@ -58,7 +58,7 @@ def register(schedule: Any, name: str | None = None) -> str:
                     "a loop's schedule table maps a mesh name to the list "
                     f"of its fragment keys in order; got {mesh!r}: "
                     f"{entries!r}")
-            table[mesh] = [_key(entry) for entry in entries]
+            table[mesh] = [key_of(entry) for entry in entries]
         text = json.dumps(table, sort_keys=True)
         token = _PREFIX + "t" + hashlib.sha256(text.encode()).hexdigest()[:16]
         _BY_TOKEN.setdefault(token, table)
@@ -103,28 +103,29 @@ def _loops(fragments: Sequence[Mapping[str, Any]]
 def _evaluate(token: str, loop: str, infos: list[FragmentInfo],
               options: Any) -> tuple[dict[str, list[str]],
                                      list[tuple[str, str]]]:
-    schedule = _lookup(token, loop)
-    names = sorted({origin.name for info in infos for origin in info.origins})
-    loop = f"{loop!r} (over {', '.join(names)})"
+    """The per-mesh order and the merges of loop `loop`'s schedule over its
+    fragments `infos`."""
     from mpmd.config import ConfigError, is_pipeline_schedule  # noqa: PLC0415
     from mpmd.schedules import rules  # noqa: PLC0415
 
+    schedule = _lookup(token, loop)
+    names = sorted({origin.name for info in infos for origin in info.origins})
+    where = f"loop {loop!r} (over {', '.join(names)})"
     if not is_pipeline_schedule(schedule):
         try:
             return explicit_order(schedule, infos), []
         except ScheduleError as error:
-            raise ScheduleError(f"the schedule of loop {loop}: "
-                                f"{error}") from None
+            raise ScheduleError(f"the schedule of {where}: {error}") from None
     for field, value in rules.required_options(schedule).items():
         if getattr(options, field) != value:
             spelled = _NAMES.get(token, type(schedule).__name__)
             shardy = {ours: theirs for theirs, ours
-                      in rules._OPTION_FIELDS.items()}
+                      in rules.OPTION_FIELDS.items()}
             raise ConfigError(
-                f"the schedule {spelled!r} of loop {loop} needs the "
-                f"partitioning option {field}={value!r} (Shardy: "
-                f"{shardy.get(field, field)}), which applies to the "
-                "whole program; set it in partitioning_options")
+                f"the schedule {spelled!r} of {where} needs the partitioning"
+                f" option {field}={value!r} (Shardy: "
+                f"{shardy.get(field, field)}), which applies to the whole "
+                "program; set it in partitioning_options")
     meshes = {info.mesh for info in infos}
     order, merges = rules.to_mpmd(schedule, infos, len(meshes),
                                   options.split_backward)
@@ -153,15 +154,21 @@ def loop_merges(fragments: Sequence[Mapping[str, Any]], options: Any
     """The label pairs the loops' registry schedules merge."""
     found: list[tuple[str, str]] = []
     for (loop, token), infos in _loops(fragments).items():
+        if not _is_registry(token):
+            continue  # tables and comparators make no merges
         _, merges = _evaluate(token, loop, infos, options)
         found.extend(pair for pair in merges if pair not in found)
     return found
 
 
+def _is_registry(token: str) -> bool:
+    return token[len(_PREFIX):].startswith("r")
+
+
 def has_registry_schedules() -> bool:
     """Whether a registry schedule was ever registered (only then can a
     loop ask for merges)."""
-    return any(token[len(_PREFIX)] == "r" for token in _BY_TOKEN)
+    return any(_is_registry(token) for token in _BY_TOKEN)
 
 
 def function_fragments(fragments: Sequence[Mapping[str, Any]]

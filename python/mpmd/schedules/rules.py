@@ -574,7 +574,8 @@ def _merge_pairs(fragments: Sequence["_schedules.FragmentInfo"],
 
 
 # Shardy option -> PartitioningOptions field, for options that map.
-_OPTION_FIELDS = {"mpmd_split_bwd_fragments": "split_backward",
+# Shardy's names of the options a schedule may require -> our fields.
+OPTION_FIELDS = {"mpmd_split_bwd_fragments": "split_backward",
                   "mpmd_fragment_remat": "remat",
                   "mpmd_merge_remat_fragments": "merge_remat"}
 # Shardy options this compiler always honours (nothing to set).
@@ -594,11 +595,11 @@ def required_options(schedule: PipelineSchedule) -> dict[str, Any]:
     """
     fields: dict[str, Any] = {}
     for key, value in (schedule.required_mpmd_options or {}).items():
-        if key in _OPTION_FIELDS:
+        if key in OPTION_FIELDS:
             if not isinstance(value, bool):
                 raise MpmdError(f"required option {key!r} must be True or "
                                 f"False, got {value!r}")
-            fields[_OPTION_FIELDS[key]] = value
+            fields[OPTION_FIELDS[key]] = value
         elif key in _ALWAYS:
             if not isinstance(value, bool):
                 raise MpmdError(f"required option {key!r} must be True or "
@@ -610,5 +611,5 @@ def required_options(schedule: PipelineSchedule) -> dict[str, Any]:
                         "here, drop this option")
             raise _not_supported(
                 f"required option {key!r} (= {value!r}); understood: "
-                f"{sorted([*_OPTION_FIELDS, *_ALWAYS])}{hint}")
+                f"{sorted([*OPTION_FIELDS, *_ALWAYS])}{hint}")
     return fields
