@@ -574,10 +574,9 @@ def _merge_pairs(fragments: Sequence["_schedules.FragmentInfo"],
 
 
 # Shardy option -> PartitioningOptions field, for options that map.
-# Shardy's names of the options a schedule may require -> our fields.
 OPTION_FIELDS = {"mpmd_split_bwd_fragments": "split_backward",
-                  "mpmd_fragment_remat": "remat",
-                  "mpmd_merge_remat_fragments": "merge_remat"}
+                 "mpmd_fragment_remat": "remat",
+                 "mpmd_merge_remat_fragments": "merge_remat"}
 # Shardy options this compiler always honours (nothing to set).
 _ALWAYS = {"mpmd_merge_inferred_after_scheduling"}
 
