@@ -35,9 +35,18 @@ def microbatched(prefix, params, xs, ys, schedule, loss_of=mlp_loss):
     return mpmd.fori_loop(0, M, body, zeros, schedule=schedule)
 
 
+def two_loops(schedule_a, schedule_b):
+    """A step with loop a (model a) and loop b (model b), each with the
+    schedule given (None: none of its own)."""
+    def step(pa, pb, xs, ys):
+        la, ga = microbatched("a", pa, xs, ys, schedule_a)
+        lb, gb = microbatched("b", pb, xs, ys, schedule_b)
+        return la, lb, ga, gb
+    return step
+
+
 def two_models(pa, pb, xs, ys):
-    la, ga = microbatched("a", pa, xs, ys, "1f1b")
-    lb, gb = microbatched("b", pb, xs, ys, "gpipe")
+    la, lb, ga, gb = two_loops("1f1b", "gpipe")(pa, pb, xs, ys)
     sgd = lambda p, g: jax.tree.map(lambda p, g: p - 0.1 * g / M, p, g)
     return sgd(pa, ga), sgd(pb, gb), la / M, lb / M
 
@@ -144,11 +153,7 @@ def test_a_loop_takes_a_table_and_another_a_comparator():
              "m2": ["a1#1", "a1(1)#1", "a1#0", "a1(1)#0", "a1#3",
                     "a1(1)#3", "a1#2", "a1(1)#2"]}
 
-    def step(pa, pb, xs, ys):
-        la, ga = microbatched("a", pa, xs, ys, table)
-        lb, gb = microbatched("b", pb, xs, ys, forwards_first)
-        return la, lb, ga, gb
-
+    step = two_loops(table, forwards_first)
     args = data()
     config = mpmd.make_config(four_meshes(), ASSIGNMENT)
     lowered = mpmd.jit(step, config).lower(*args)
@@ -257,11 +262,7 @@ def test_a_registry_schedule_states_the_options_it_needs():
 
 
 def test_zero_bubble_h1_on_one_loop_splits_only_its_backwards():
-    def step(pa, pb, xs, ys):
-        la, ga = microbatched("a", pa, xs, ys, "zero-bubble-h1")
-        lb, gb = microbatched("b", pb, xs, ys, "1f1b")
-        return la, lb, ga, gb
-
+    step = two_loops("zero-bubble-h1", "1f1b")
     args = data()
     config = mpmd.make_config(four_meshes(), ASSIGNMENT)
     lowered = mpmd.jit(step, config).lower(*args)
@@ -274,22 +275,32 @@ def test_zero_bubble_h1_on_one_loop_splits_only_its_backwards():
     assert_equals_jit(lowered, step, args)
 
 
-def test_a_python_loop_of_calls_takes_a_comparator():
+def python_loop_of_calls(**schedule):
+    """The Python-loop pattern over model a: mpmd.call per microbatch,
+    with `schedule=` when given."""
     def step(pa, xs, ys):
         la = 0.0
         for i in range(M):
             la = la + mpmd.call(
                 lambda p: jax.value_and_grad(
                     lambda p: mlp_loss("a", p, xs[i], ys[i]))(p),
-                call_counter=i, schedule=forwards_first)(pa)[0]
+                call_counter=i, **schedule)(pa)[0]
         return la
+    return step
 
+
+def assert_forwards_first_on_m1(step):
     pa, _, xs, ys = data()
     config = mpmd.make_config(four_meshes(), ASSIGNMENT)
     lowered = mpmd.jit(step, config).lower(pa, xs, ys)
     assert schedule_lines(lowered)["m1"].split()[:M] == \
         [f"F{i}" for i in range(M)]
     assert_equals_jit(lowered, step, (pa, xs, ys))
+
+
+def test_a_python_loop_of_calls_takes_a_comparator():
+    assert_forwards_first_on_m1(
+        python_loop_of_calls(schedule=forwards_first))
 
 
 def test_a_loop_with_a_python_schedule_is_not_cached_across_processes():
@@ -331,14 +342,9 @@ def test_a_block_gives_its_loops_a_schedule():
     if each named it; a loop naming its own keeps that."""
     def step(pa, pb, xs, ys):
         with mpmd.loop_schedule("gpipe"):
-            la, ga = microbatched("a", pa, xs, ys, None)
-            lb, gb = microbatched("b", pb, xs, ys, "1f1b")
-        return la, lb, ga, gb
+            return two_loops(None, "1f1b")(pa, pb, xs, ys)
 
-    def named(pa, pb, xs, ys):
-        la, ga = microbatched("a", pa, xs, ys, "gpipe")
-        lb, gb = microbatched("b", pb, xs, ys, "1f1b")
-        return la, lb, ga, gb
+    named = two_loops("gpipe", "1f1b")
 
     args = data()
     config = mpmd.make_config(four_meshes(), ASSIGNMENT)
@@ -354,20 +360,10 @@ def test_a_block_gives_its_loops_a_schedule():
 
 def test_a_block_gives_the_calls_of_a_python_loop_a_schedule():
     def step(pa, xs, ys):
-        la = 0.0
         with mpmd.loop_schedule(forwards_first):
-            for i in range(M):
-                la = la + mpmd.call(
-                    lambda p: jax.value_and_grad(
-                        lambda p: mlp_loss("a", p, xs[i], ys[i]))(p),
-                    call_counter=i)(pa)[0]
-        return la
+            return python_loop_of_calls()(pa, xs, ys)
 
-    pa, _, xs, ys = data()
-    config = mpmd.make_config(four_meshes(), ASSIGNMENT)
-    lowered = mpmd.jit(step, config).lower(pa, xs, ys)
-    assert schedule_lines(lowered)["m1"].split()[:M] == \
-        [f"F{i}" for i in range(M)]
+    assert_forwards_first_on_m1(step)
     with pytest.raises(mpmd.ConfigError, match="unknown loop schedule"):
         with mpmd.loop_schedule("zigzag"):
             pass
