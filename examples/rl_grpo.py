@@ -438,12 +438,6 @@ def optimizer_shardings(topology, params):
                        nu=placed), *rest)
 
 
-def overlap_us(a, b) -> float:
-    """How long two lists of (start, end) intervals overlap."""
-    return sum(max(0.0, min(e1, e2) - max(s1, s2))
-               for s1, e1 in a for s2, e2 in b)
-
-
 def write_trace(trace, plan, trace_dir, log) -> tuple[bool, bool]:
     """Writes the trace (JSON + SVG) and its replay (the measured durations
     on meshes that compute in parallel: `mpmd.runtime.simulate.replay`);
@@ -463,15 +457,15 @@ def write_trace(trace, plan, trace_dir, log) -> tuple[bool, bool]:
     log(trace.mesh_order_text())
     verdicts = []
     for timeline, what in ((trace, "measured"), (replayed, "replayed")):
-        ref = timeline.busy_intervals("ref")
-        reward = timeline.busy_intervals("reward")
-        together = overlap_us(ref, reward)
-        shorter = min(sum(e - s for s, e in ref),
-                      sum(e - s for s, e in reward))
+        ref, reward = (sum(end - start
+                           for start, end in timeline.busy_intervals(mesh))
+                       for mesh in ("ref", "reward"))
+        together = timeline.overlap_us(("ref", "reward"))
         # A sliver of overlap is clock noise, not concurrent work.
-        verdicts.append(shorter > 0 and together >= 0.1 * shorter)
-        log(f"{what}: ref busy {sum(e - s for s, e in ref) / 1000:.2f} ms, "
-            f"reward busy {sum(e - s for s, e in reward) / 1000:.2f} ms, "
+        verdicts.append(min(ref, reward) > 0 and
+                        together >= 0.1 * min(ref, reward))
+        log(f"{what}: ref busy {ref / 1000:.2f} ms, "
+            f"reward busy {reward / 1000:.2f} ms, "
             f"both at the same time {together / 1000:.2f} ms of "
             f"{timeline.end_us() / 1000:.2f} ms: "
             + ("concurrent" if verdicts[-1] else "not concurrent"))

@@ -204,12 +204,12 @@ def test_a_lost_peer_is_named_with_its_mesh_and_step():
         later = RuntimeError("reading")
         later.__cause__ = lost
         assert processes.lost_peer_error(later) is lost
-        message = processes.lost_peer(wrapped)
+        message = str(processes.lost_peer_error(wrapped))
         assert message == (
             "a transfer across processes lost its peer: process 1 (holding "
             "mesh 'm3') stopped (killed, or ended) while step 7 of the plan, "
             "the transfer m2 -> m3 of float32[4x8]@m3, was waiting on it")
-        assert processes.lost_peer(RuntimeError("out of memory")) is None
+        assert processes.lost_peer_error(RuntimeError("out of memory")) is None
     finally:
         processes._last_remote = None
         processes._lost.clear()

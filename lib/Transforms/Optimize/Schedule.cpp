@@ -96,13 +96,12 @@ public:
       LoopGroup &group = it->second;
       if (fresh) {
         auto name = fragment->getAttrOfType<StringAttr>(kLoopScheduleAttrName);
-        std::optional<ScheduleKind> own =
-            !name ? std::nullopt
-            : isExplicitLoopSchedule(name.getValue())
-                ? std::optional(ScheduleKind::kExplicit)
-                : symbolizeScheduleKind(name.getValue());
-        if (!own || (*own == ScheduleKind::kExplicit &&
-                     !isExplicitLoopSchedule(name.getValue())))
+        std::optional<ScheduleKind> own;
+        if (name)
+          own = isExplicitLoopSchedule(name.getValue())
+                    ? ScheduleKind::kExplicit
+                    : symbolizeScheduleKind(name.getValue());
+        if (!own)
           return fragment.emitOpError()
                  << "has loop schedule '"
                  << (name ? name.getValue() : StringRef("(none)"))
@@ -322,10 +321,11 @@ private:
         orderFragments(groupKind, infos, rank, count, error);
     if (!order) {
       // On a fragment of the loop when the loop has a schedule of its own.
-      if (!fragments.empty() && fragments.front()->hasAttr(kLoopAttrName))
-        return FragmentOp(fragments.front()).emitOpError()
-               << "is in a loop whose own schedule " << groupName
-               << " cannot order mesh \"" << mesh << "\": " << error;
+      if (!loop.empty())
+        return FragmentOp(fragments.front()).emitError()
+               << "fragment '" << infos.front().key() << "' on mesh \""
+               << mesh << "\" is in loop '" << loop << "', whose own schedule "
+               << groupName << " cannot order that mesh: " << error;
       return func.emitError() << "pipeline schedule " << groupName
                               << " cannot order mesh \"" << mesh
                               << "\": " << error;

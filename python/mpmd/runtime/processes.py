@@ -429,18 +429,11 @@ def note_remote_transfer(step: int, source: str, target: str, what: str,
     _last_remote = (step, source, target, what, peers)
 
 
-def lost_peer(error: BaseException) -> str | None:
-    """For an error of JAX's collectives whose peer went away: which
-    process that was, the meshes it holds, and the transfer (plan step)
-    that was waiting on it; else None."""
-    lost = lost_peer_error(error)
-    return None if lost is None else str(lost)
-
-
 def lost_peer_error(error: BaseException) -> ProcessLostError | None:
     """`error` (or what caused it) as the ProcessLostError it means, when
-    it is JAX's error for a transfer whose peer went away (or already one);
-    else None. Raise it `from error`."""
+    it is JAX's error for a transfer whose peer went away (or already one):
+    which process went away, the meshes it holds, and the transfer (plan
+    step) that was waiting on it; else None. Raise it `from error`."""
     link, seen = error, set()
     while link is not None and id(link) not in seen:
         seen.add(id(link))

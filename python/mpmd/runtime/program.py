@@ -584,9 +584,9 @@ def _relocated(
     executable refers to its devices by position only. Loading takes
     milliseconds where XLA's compile takes a large part of a second.
 
-    `origin` is the executable as XLA compiled it, and its mesh. On CPU an executable
-    that was itself loaded from bytes (relocated, or read from JAX's
-    persistent cache) loses its JIT-compiled functions when serialized
+    `origin` is the executable as XLA compiled it, and its mesh. On CPU an
+    executable that was itself loaded from bytes (relocated, or read from
+    JAX's persistent cache) loses its JIT-compiled functions when serialized
     again ("Function ... not found" at run time): CPU programs are
     relocated only from fresh compiles, so not where the persistent cache
     may have served the leader.

@@ -260,11 +260,12 @@ class Trace:
         return {mesh: sum(end - start for start, end in gaps)
                 for mesh, gaps in self.idle_gaps().items()}
 
-    def overlap_us(self) -> float:
-        """The microseconds in which two meshes or more ran a call at the
-        same time: how much the meshes overlapped. Zero when they took
-        turns (a host trace is serialized, so it is zero there)."""
-        edges = sorted((time, change) for mesh in self.meshes
+    def overlap_us(self, meshes: Sequence[str] | None = None) -> float:
+        """The microseconds in which two meshes or more (of `meshes`, all
+        by default) ran a call at the same time: how much they overlapped.
+        Zero when they took turns (a host trace is serialized, so it is
+        zero there)."""
+        edges = sorted((time, change) for mesh in (meshes or self.meshes)
                        for start, end in self.busy_intervals(mesh)
                        for time, change in ((start, 1), (end, -1)))
         total, running, since = 0.0, 0, 0.0

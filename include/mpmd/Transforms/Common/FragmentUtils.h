@@ -66,7 +66,8 @@ inline constexpr llvm::StringLiteral kRematAttrName = "mpmd.remat";
 inline constexpr llvm::StringLiteral kLoopIterationAttrName =
     "mpmd.loop_iteration";
 
-/// A loop's own pipeline schedule (a built-in schedule name, string): on
+/// A loop's own pipeline schedule (string: a built-in schedule name, or
+/// `explicit:<id>` for one the client evaluates): on
 /// `mpmd.for` and `mpmd.call` as the front end gives it, and on the named
 /// computations and fragments of its iterations after unrolling, with
 /// `mpmd.loop` naming the loop (string) so that each loop is ordered by its
