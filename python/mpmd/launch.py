@@ -20,7 +20,9 @@ CPU collectives with no setting to turn them off) are dropped unless
 Failures: in a script that uses `mpmd` (see `mpmd.distributed`), an
 uncaught exception ends its process at once and the other processes stop
 with a message naming it. The launcher says which process exited first and
-how, and which one failed first by its own account (`MPMD_FAILURE_FILE`);
+how (of processes seen ended in the same 50 ms poll, one killed by a
+signal first), how the others that end within the grace period ended, and
+which one failed first by its own account (`MPMD_FAILURE_FILE`);
 the others get `--grace` seconds to exit on their own, then are killed; the
 launcher exits with the first failure's code.
 
@@ -208,15 +210,26 @@ def _supervise(children: list[subprocess.Popen], grace: float,
     start = time.monotonic()
     failed: tuple[int, int] | None = None
     deadline = None
+    reported: set[int] = set()
 
     def check(now: float) -> None:
         nonlocal failed, deadline
-        for process, child in enumerate(children):
-            code = child.poll()
-            if code not in (None, 0):
+        ended = [(process, child.returncode)
+                 for process, child in enumerate(children)
+                 if process not in reported
+                 and child.poll() not in (None, 0)]
+        if not ended:
+            return
+        # Processes seen ended in one poll (50 ms apart) ended in an order
+        # the launcher cannot see; one killed by a signal is the likelier
+        # cause of the others' errors, so it is named first.
+        ended.sort(key=lambda item: (item[1] > 0, item[0]))
+        running = any(child.poll() is None for child in children)
+        for process, code in ended:
+            reported.add(process)
+            if failed is None:
                 failed = (process, code)
                 deadline = now + grace
-                running = any(c.poll() is None for c in children)
                 _say(f"mpmd.launch: process {process} {_describe(code)}"
                      + ("; the other processes get "
                         f"{grace:g} s to stop" if running else ""))
@@ -224,26 +237,25 @@ def _supervise(children: list[subprocess.Popen], grace: float,
                 if first is not None:
                     _say(f"mpmd.launch: process {first[0]} failed first: "
                          f"{first[1]}")
-                return
+            elif deadline is not None and now < deadline:
+                _say(f"mpmd.launch: process {process} {_describe(code)}")
 
     try:
         while any(child.poll() is None for child in children):
             now = time.monotonic()
-            if failed is None:
-                check(now)
-                if (failed is None and timeout is not None
-                        and now - start > timeout):
-                    _say(f"mpmd.launch: the job ran past --timeout "
-                         f"{timeout:g} s; stopping it")
-                    failed = (-1, 124)
-                    deadline = now
+            check(now)
+            if (failed is None and timeout is not None
+                    and now - start > timeout):
+                _say(f"mpmd.launch: the job ran past --timeout "
+                     f"{timeout:g} s; stopping it")
+                failed = (-1, 124)
+                deadline = now
             if deadline is not None and now >= deadline:
                 for child in children:
                     if child.poll() is None:
                         child.kill()
             time.sleep(0.05)
-        if failed is None:
-            check(time.monotonic())  # all ended within one poll
+        check(time.monotonic())  # ended since the last poll
     except KeyboardInterrupt:
         for child in children:
             if child.poll() is None:

@@ -236,6 +236,33 @@ def test_launcher_reports_the_failed_process_and_its_code(tmp_path):
     assert "mpmd.launch: process 2 exited with code 7" in result.stderr
 
 
+class _Ended:
+    """A child process already ended with `code` (negative: the signal)."""
+
+    def __init__(self, code):
+        self.returncode = code
+
+    def poll(self):
+        return self.returncode
+
+    def kill(self):
+        raise AssertionError("an ended process is not killed")
+
+
+def test_launcher_names_the_killed_process_first_among_those_ended_in_one_poll(
+        tmp_path, capsys):
+    # Process 1 was killed; process 0 failed on the lost connection before
+    # the launcher's next poll saw either. The launcher names the killed
+    # one first and exits with a failure, then says how process 0 ended.
+    from mpmd import launch as launcher
+    code = launcher._supervise([_Ended(1), _Ended(-9)], grace=5, timeout=None,
+                               failures=str(tmp_path))
+    assert code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["mpmd.launch: process 1 was killed by SIGKILL",
+                     "mpmd.launch: process 0 exited with code 1"]
+
+
 def test_launcher_stops_a_job_past_its_timeout(tmp_path):
     script = tmp_path / "slow.py"
     script.write_text("import time\ntime.sleep(600)\n")
