@@ -20,6 +20,8 @@ std::string FragmentInfo::label() const {
     text += (index ? "+" : "") + origin.str();
   if (kind == FragmentKind::kWeightGradient)
     text += "[w]";
+  if (recompute)
+    text += "[r]";
   return text;
 }
 
@@ -44,6 +46,8 @@ FragmentInfo mlir::mpmd::getFragmentInfo(FragmentOp fragment) {
                   : (backward ? FragmentKind::kBackward : FragmentKind::kForward);
   if (fragment->hasAttr(kWeightGradientAttrName))
     info.kind = FragmentKind::kWeightGradient;
+  info.recompute = info.kind == FragmentKind::kForward &&
+                   fragment->hasAttr(kRematAttrName);
   if (IntegerAttr stage = fragment.getStageIdAttr())
     info.stage = stage.getInt();
   if (auto counter = fragment->getAttrOfType<IntegerAttr>(
@@ -67,8 +71,11 @@ mlir::mpmd::listUserFragments(ArrayRef<func::FuncOp> entries) {
   SmallVector<FragmentInfo> infos;
   for (func::FuncOp func : entries)
     for (auto fragment : func.getBody().getOps<FragmentOp>())
-      if (fragment.isUserFragment())
-        infos.push_back(getFragmentInfo(fragment));
+      if (fragment.isUserFragment()) {
+        FragmentInfo info = getFragmentInfo(fragment);
+        if (!info.recompute)
+          infos.push_back(std::move(info));
+      }
   return infos;
 }
 

@@ -334,6 +334,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         step["stage"] = stage.getInt();
       if (call->hasAttr("mpmd.weight_gradient"))
         step["weight_gradient"] = true;
+      if (call->hasAttr("mpmd.remat"))
+        step["recompute"] = true;
       if (constants) {
         llvm::json::Array values;
         for (Attribute constant : constants) {

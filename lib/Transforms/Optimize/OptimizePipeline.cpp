@@ -10,6 +10,9 @@ using namespace mlir::mpmd;
 
 void mlir::mpmd::addOptimizePipeline(OpPassManager &pm,
                                      const OptimizeOptions &options) {
+  // Before all: schedules, keys and merges tell the forwards jax.checkpoint
+  // recomputes from the forwards.
+  pm.addPass(createMarkRecomputedForwardsPass());
   // Split first: zero-bubble schedules order the parts, and client
   // schedules see them.
   // Else only the loops whose own schedule is zero-bubble-h1.

@@ -5,7 +5,10 @@
 // they form a graph whose topological sort (ties broken by the original
 // position, so unrelated ops stay put) is the new op order of the entry
 // function. Inferred fragments and transfers have no schedule edges: they go
-// wherever their data lets them.
+// wherever their data lets them. A forward recomputed for its backward
+// (`mpmd.remat`, mpmd-mark-recomputed-forwards) is not ordered by the
+// schedule: it is moved down to right before its first user (the backward
+// that reads it, or the recompute it feeds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +88,13 @@ public:
     for (auto fragment : block.getOps<FragmentOp>()) {
       if (!fragment.isUserFragment())
         continue;
+      // A forward recomputed for its backward (jax.checkpoint) is not
+      // ordered by the schedule: it runs right before that backward.
+      if (FragmentInfo info = getFragmentInfo(fragment); info.recompute) {
+        recomputes.insert(fragment);
+        recomputeKeys[info.mesh].insert(info.key());
+        continue;
+      }
       auto loop = fragment->getAttrOfType<StringAttr>(kLoopAttrName);
       bool counted = fragment->hasAttr(MpmdDialect::kCallCounterAttrName);
       if (!loop) {
@@ -393,6 +403,12 @@ private:
         return fail() << whose << " of mesh \"" << mesh
                       << "\" must list fragment keys as strings";
       FragmentOp fragment = byKey.lookup(key.getValue());
+      if (!fragment && recomputeKeys[mesh].contains(key.getValue()))
+        return fail() << whose << " of mesh \"" << mesh << "\" names '"
+                      << key.getValue()
+                      << "', a forward recomputed for its backward "
+                         "(jax.checkpoint): it runs right before that "
+                         "backward, so schedules do not list it";
       if (!fragment) {
         InFlightDiagnostic diag = fail()
                                   << whose << " of mesh \"" << mesh
@@ -464,7 +480,37 @@ private:
     Operation *terminator = block.getTerminator();
     for (unsigned i : sorted)
       nodes[i]->moveBefore(terminator);
+    sinkRecomputes();
     return success();
+  }
+
+  /// Moves each recomputed forward, and each transfer of its results, down
+  /// to right before its first user, latest first: a recompute runs right
+  /// before the first backward reading it, or before the recompute it
+  /// feeds (jax.checkpoint around several computations recomputes them in
+  /// a chain, on their meshes, before the first backward). Only moving ops
+  /// later, before their users, cannot contradict the data flow or the
+  /// order of the other fragments.
+  void sinkRecomputes() {
+    if (recomputes.empty())
+      return;
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops)) {
+      bool sink = recomputes.contains(op);
+      if (auto transfer = dyn_cast<TransferOp>(op))
+        sink = recomputes.contains(transfer.getTensor().getDefiningOp());
+      if (!sink)
+        continue;
+      Operation *first = nullptr;
+      for (Operation *user : op->getUsers())
+        if (Operation *ancestor = block.findAncestorOpInBlock(*user);
+            ancestor && (!first || ancestor->isBeforeInBlock(first)))
+          first = ancestor;
+      if (first && first != op->getNextNode())
+        op->moveBefore(first);
+    }
   }
 
   /// `sorted` with each mesh's sequence of fragments kept and the meshes
@@ -582,6 +628,10 @@ private:
   llvm::MapVector<StringRef, std::set<int64_t>> stagesByMesh;
   // Per scheduled fragment: its position in its mesh's order.
   llvm::DenseMap<Operation *, int64_t> placeInSchedule;
+  // Recomputed forwards (no place in the schedule: they run right before
+  // their first user), and their keys per mesh, for table errors.
+  llvm::SmallPtrSet<Operation *, 16> recomputes;
+  llvm::StringMap<llvm::StringSet<>> recomputeKeys;
 };
 
 struct SchedulePass

@@ -128,10 +128,14 @@ class CallStep:
     # Values passed after the inputs: constants export lifted out of the
     # program (e.g. the microbatch's index into the stacked batch).
     constants: tuple[np.ndarray, ...] = ()
+    # A forward recomputed for its backward (jax.checkpoint, or the remat
+    # option): `mpmd.remat` on the call.
+    recompute: bool = False
 
     @property
     def kind(self) -> str:
-        """"F", "B", "W" (weight gradient), "FB" (merged) or "" (inferred)."""
+        """"F", "B", "W" (weight gradient), "FB" (merged), "R" (a forward
+        recomputed for its backward) or "" (inferred)."""
         if not self.origins:
             return ""
         if self.weight_gradient:
@@ -139,15 +143,19 @@ class CallStep:
         backward = [origin.is_backward for origin in self.origins]
         if all(backward):
             return "B"
-        return "FB" if any(backward) else "F"
+        if any(backward):
+            return "FB"
+        return "R" if self.recompute else "F"
 
     def label(self) -> str:
         """`layer1(1)` style: the origins, or the program for inferred code;
-        weight-gradient parts end in `[w]`."""
+        weight-gradient parts end in `[w]`, recomputed forwards in `[r]`."""
         text = ("+".join(map(str, self.origins)) if self.origins
                 else self.program)
         if self.weight_gradient:
             text += "[w]"
+        if self.kind == "R":
+            text += "[r]"
         if self.call_counter is not None:
             text += f"#{self.call_counter}"
         return text
@@ -202,7 +210,8 @@ class ExecutionPlan:
                     tuple(step["free"]), step.get("call_counter"),
                     step.get("stage"), step.get("weight_gradient", False),
                     tuple(np.asarray(c["data"], _dtype(c["dtype"])).reshape(
-                        c["shape"]) for c in step.get("constants", ()))))
+                        c["shape"]) for c in step.get("constants", ())),
+                    step.get("recompute", False)))
             else:
                 steps.append(TransferStep(
                     step["input"], step["output"], step["from"], step["to"],
@@ -239,7 +248,8 @@ class ExecutionPlan:
 
     def schedule_text(self) -> str:
         """Per mesh, one line like `m1: F0 F1 B0 F2 B1 ...`: the kind (`F`
-        forward, `B` backward, `W` weight gradient, `FB` merged) and the
+        forward, `B` backward, `W` weight gradient, `FB` merged, `R` a
+        forward recomputed for its backward) and the
         microbatch of each user fragment, in order; inferred fragments are
         left out. On a mesh that holds several stages (interleaved 1F1B,
         the V schedules) each entry also names its stage: `F0@s4` is the

@@ -128,9 +128,12 @@ class CallEvent:
 
     @property
     def short_label(self) -> str:
-        """`F3` / `B3` / `FB3` with a call counter, else the label."""
+        """`F3` / `B3` / `FB3` (`R3`: a forward recomputed for its
+        backward) with a call counter, else the label."""
         if self.call_counter is not None and self.kind != "inferred":
             prefix = {"forward": "F", "backward": "B", "merged": "FB"}
+            if "[r]#" in self.label:
+                return f"R{self.call_counter}"
             return f"{prefix[self.kind]}{self.call_counter}"
         return self.label
 

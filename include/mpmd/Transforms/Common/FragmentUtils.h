@@ -34,9 +34,12 @@ struct FragmentInfo {
   /// the function's schedule orders it.
   std::string loop;
   std::string loopSchedule;
+  /// A forward recomputed for its backward (`mpmd.remat`: jax.checkpoint,
+  /// or mpmd-remat-fragments); schedules run it with that backward.
+  bool recompute = false;
 
   /// `layer1+layer1(1)`: the origins, without the call counter; weight-
-  /// gradient parts end in `[w]`.
+  /// gradient parts end in `[w]`, recomputed forwards in `[r]`.
   std::string label() const;
   /// `layer1(1)#3`: the label and the call counter, unique on a mesh.
   std::string key() const;
@@ -45,7 +48,8 @@ struct FragmentInfo {
 FragmentInfo getFragmentInfo(FragmentOp fragment);
 
 /// The user fragments of `entries`, in program order: what schedules and
-/// merge rules written by clients are evaluated over.
+/// merge rules written by clients are evaluated over. Recomputed forwards
+/// are left out: they run with their backward.
 SmallVector<FragmentInfo> listUserFragments(ArrayRef<func::FuncOp> entries);
 
 /// Discardable attribute marking the weight-gradient part of a backward

@@ -82,6 +82,22 @@ def SplitBackwardPass : Pass<"mpmd-split-backward", "ModuleOp"> {
   ];
 }
 
+def MarkRecomputedForwardsPass
+    : Pass<"mpmd-mark-recomputed-forwards", "ModuleOp"> {
+  let summary = "Marks the forwards jax.checkpoint recomputes for their "
+                "backward";
+  let description = [{
+    Under `jax.checkpoint` around a named computation, the computation runs
+    twice: as a forward, and again for its backward. Of two forward
+    fragments with the same origins, mesh, loop and call counter, the later
+    is marked `mpmd.remat` when backward fragments of its mesh and call
+    counter read it and nothing but backward fragments and other such
+    recomputes do (through transfers). mpmd-schedule runs a marked fragment
+    right before the first backward that reads it, and its key and label
+    end in `[r]` (`block0[r]#3`). Runs first in mpmd-optimize.
+  }];
+}
+
 def RematFragmentsPass : Pass<"mpmd-remat-fragments", "ModuleOp"> {
   let summary = "Recomputes forward fragments right before their backward";
   let description = [{
