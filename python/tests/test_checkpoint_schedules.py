@@ -130,3 +130,12 @@ def test_a_table_lists_forwards_and_backwards_only():
                              r"for its backward \(jax.checkpoint\): it runs "
                              r"right before that backward"):
         lower(checkpointed_step, table)
+
+
+def test_jaxlibs_shardy_accepts_the_exported_program():
+    from test_shardy_export import check_with_shardy
+
+    lowered, _ = lower(checkpointed_step, "1f1b")
+    text = lowered.as_text("mpmd")
+    assert "mpmd.remat" in text  # the recomputes, on their calls
+    check_with_shardy(text)
