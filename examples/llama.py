@@ -22,8 +22,9 @@ needs `partitioning_options={"infer_cross_mesh_reductions": True}` (or
 `"infer_transfers": True`); without it, lowering stops with "Mesh
 assignment is not possible for op as its operands are on conflicting
 meshes: 'stablehlo.add' ...". jax.grad sums the two contributions inside
-each microbatch's backward, so the head's [vocab, dim] gradient crosses
-from the last mesh to the first once per microbatch.
+each microbatch's backward; mesh inference sums the last mesh's
+contributions over the microbatches there, so the head's [vocab, dim]
+gradient crosses from the last mesh to the first once per step.
 
 Run as a script for a short training run next to `jax.jit`:
 

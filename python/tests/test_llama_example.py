@@ -109,6 +109,21 @@ def test_parameters_stay_on_their_mesh(two_steps):
     assert len(programs) == 1, "the second call compiled again"
 
 
+def test_tied_embedding_gradient_crosses_once_per_step(two_steps):
+    """The head's gradient of the tied embedding (last mesh) meets embed's
+    on the first mesh: summed over the 8 microbatches on the last mesh
+    first, it crosses once per step."""
+    from mpmd.runtime.plan import TransferStep
+
+    compiled = next(iter(two_steps["jit"]._cache.values()))
+    vocab_dim = f"float32[{llama.VOCAB}x{llama.DIM}]"
+    crossings = [step for step in compiled.plan.steps
+                 if isinstance(step, TransferStep)
+                 and (step.source, step.target) == (MESHES[-1], MESHES[0])
+                 and step.type.short().startswith(vocab_dim)]
+    assert len(crossings) == 1, crossings
+
+
 def test_tied_embedding_needs_cross_mesh_reduction():
     """Without infer_cross_mesh_reductions (or infer_transfers) the sum of
     the tied embedding's two gradients, from the first and the last mesh,

@@ -30,6 +30,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -886,35 +887,72 @@ private:
     return success();
   }
 
+  /// A fragment on `mesh` reducing `values` (all on `mesh`) with `op`'s
+  /// reduction.
+  Value reduceOn(ReduceOp op, unsigned mesh, ArrayRef<Value> values,
+                 OpBuilder &builder) {
+    Type type = op.getType();
+    SmallVector<Type> localTypes(values.size(), type);
+    FragmentOp fragment = createFragment(builder, op.getLoc(), mesh, values,
+                                         localTypes, TypeRange{type});
+    Block &body = fragment.getRegion().front();
+    OpBuilder inner = OpBuilder::atBlockEnd(&body);
+    Value accumulator = body.getArgument(0);
+    for (Value next : body.getArguments().drop_front()) {
+      OperationState state(op.getLoc(), stablehloOpOf(op.getReductionType()));
+      state.addOperands({accumulator, next});
+      state.addTypes(type);
+      accumulator = inner.create(state)->getResult(0);
+    }
+    ReturnOp::create(inner, op.getLoc(), accumulator);
+    return fragment.getResult(0);
+  }
+
+  /// On each mesh that uses the result: the operands there, and those of
+  /// other meshes moved there. Two or more operands of one other mesh are
+  /// reduced on it first, so one value crosses instead of each (a gradient
+  /// accumulated over microbatches from a mesh's contributions crosses
+  /// once per step, not once per microbatch).
   LogicalResult placeReduce(ReduceOp op) {
     OpBuilder builder(op);
-    Type type = op.getType();
+    bool reduced = op.getReductionType() != ReductionType::kNone;
     for (unsigned mesh : use.lookup(op.getResult()).bits.set_bits()) {
+      // The operands of each other mesh; where there are several, their
+      // partial takes the place of the first (the operand order is kept).
+      llvm::DenseMap<unsigned, SmallVector<Value>> remote;
+      for (Value operand : op.getTensors())
+        if (reduced && !src.lookup(operand).contains(mesh))
+          remote[home(operand)].push_back(operand);
       SmallVector<Value> moved;
       for (Value operand : op.getTensors()) {
-        FailureOr<Value> value = movedValue(operand, mesh, builder);
-        if (failed(value))
-          return failure();
-        moved.push_back(*value);
+        auto group = remote.find(reduced ? home(operand) : 0);
+        if (!reduced || src.lookup(operand).contains(mesh) ||
+            group->second.size() == 1) {
+          FailureOr<Value> value = movedValue(operand, mesh, builder);
+          if (failed(value))
+            return failure();
+          moved.push_back(*value);
+          continue;
+        }
+        if (group->second.front() != operand)
+          continue;
+        SmallVector<Value> local;
+        for (Value each : group->second) {
+          FailureOr<Value> value = meshValue(each, group->first);
+          if (failed(value))
+            return failure();
+          local.push_back(*value);
+        }
+        Value partial = reduceOn(op, group->first, local, builder);
+        moved.push_back(createTransfer(partial, mesh, builder).getResult());
       }
       if (op.getReductionType() == ReductionType::kNone) {
         meshValues[{op.getResult(), mesh}] = moved.front();
         continue;
       }
-      SmallVector<Type> localTypes(moved.size(), type);
-      FragmentOp fragment = createFragment(builder, op.getLoc(), mesh, moved,
-                                           localTypes, TypeRange{type});
-      Block &body = fragment.getRegion().front();
-      OpBuilder inner = OpBuilder::atBlockEnd(&body);
-      Value accumulator = body.getArgument(0);
-      for (Value next : body.getArguments().drop_front()) {
-        OperationState state(op.getLoc(), stablehloOpOf(op.getReductionType()));
-        state.addOperands({accumulator, next});
-        state.addTypes(type);
-        accumulator = inner.create(state)->getResult(0);
-      }
-      ReturnOp::create(inner, op.getLoc(), accumulator);
-      meshValues[{op.getResult(), mesh}] = fragment.getResult(0);
+      meshValues[{op.getResult(), mesh}] =
+          moved.size() == 1 ? moved.front()
+                            : reduceOn(op, mesh, moved, builder);
     }
     return success();
   }

@@ -47,3 +47,43 @@ func.func @global_norm(%arg0: !m1, %arg1: !m2, %arg2: !m3) -> !m3
   %9 = mpmd.assign %8 : (!t) -> !m3
   func.return %9 : !m3
 }
+
+// Two microbatches' contributions of m1 and of m2 to a sum m1 reads (a
+// gradient used on two meshes, accumulated over the loop): m2's two are
+// added on m2 first, so one value crosses instead of one per microbatch.
+// CHECK-LABEL: func.func @accumulated
+func.func @accumulated(%arg0: !m1, %arg1: !m2) -> !m1
+    attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>, <"m2" : <["x"=2]>>>} {
+  // CHECK: %[[A0:.*]] = mpmd.fragment<mesh="m1", origin=["a"]>
+  // CHECK: %[[A1:.*]] = mpmd.fragment<mesh="m1", origin=["a"]>
+  // CHECK: %[[B0:.*]] = mpmd.fragment<mesh="m2", origin=["b"]>
+  // CHECK: %[[B1:.*]] = mpmd.fragment<mesh="m2", origin=["b"]>
+  %a0 = mpmd.fragment<mesh="m1", origin=["a"]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m1) -> !m1
+  %a1 = mpmd.fragment<mesh="m1", origin=["a"]> (%arg0) {call_counter = 1 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %b0 = mpmd.fragment<mesh="m2", origin=["b"]> (%arg1) {call_counter = 0 : ui32} (%x: !t) {
+    mpmd.return %x : !t
+  } : (!m2) -> !m2
+  %b1 = mpmd.fragment<mesh="m2", origin=["b"]> (%arg1) {call_counter = 1 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m2) -> !m2
+  %0 = mpmd.unassign %a0 : (!m1) -> !t
+  %1 = mpmd.unassign %a1 : (!m1) -> !t
+  %2 = mpmd.unassign %b0 : (!m2) -> !t
+  %3 = mpmd.unassign %b1 : (!m2) -> !t
+  // CHECK: %[[P:.*]] = mpmd.fragment<mesh="m2", origin=[]> (%[[B0]], %[[B1]])
+  // CHECK-NEXT: stablehlo.add
+  // CHECK: %[[T:.*]] = mpmd.transfer %[[P]] : (!mpmd.mesh_tensor<"m2", tensor<f32>>) -> !mpmd.mesh_tensor<"m1", tensor<f32>>
+  // CHECK-NOT: mpmd.transfer
+  // CHECK: mpmd.fragment<mesh="m1", origin=[]> (%[[A0]], %[[T]], %[[A1]])
+  %4 = stablehlo.add %0, %2 : !t
+  %5 = stablehlo.add %4, %1 : !t
+  %6 = stablehlo.add %5, %3 : !t
+  %7 = mpmd.assign %6 : (!t) -> !m1
+  func.return %7 : !m1
+}
