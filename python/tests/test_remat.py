@@ -66,7 +66,10 @@ def step_with(loss):
 VARIANTS = ["around one", "around one, prevent_cse=False",
             "around two, nothing saveable", "around all, dots saveable",
             "inside"]
-SCHEDULES = ["gpipe", "1f1b", "interleaved-1f1b", "zero-bubble-h1"]
+# The V schedules are registry schedules, evaluated in Python over the
+# fragments like a table (recomputes are not among them).
+SCHEDULES = ["gpipe", "1f1b", "interleaved-1f1b", "zero-bubble-h1",
+             "zero-bubble-v", "dualpipe-v"]
 
 
 @pytest.mark.parametrize("schedule, variant",
@@ -77,6 +80,9 @@ def test_checkpoint_with_every_schedule(schedule, variant):
                 for i in range(2)}
     if schedule == "interleaved-1f1b":  # layer i is stage i, on mesh i % 2
         assignment = {f"l{i}": (f"m{i % 2}", i) for i in range(LAYERS)}
+    elif schedule.endswith("-v"):  # stages 0 and 3 on m0, 1 and 2 on m1
+        assignment = {f"l{i}": (f"m{min(i, LAYERS - 1 - i)}", i)
+                      for i in range(LAYERS)}
     else:  # two layers per mesh
         assignment = {f"l{i}": (f"m{i // 2}", i // 2) for i in range(LAYERS)}
     config = mpmd.make_config(topology, assignment, partitioning_options={
