@@ -78,6 +78,27 @@ def test_a_recompute_runs_right_before_its_backward(schedule):
     assert_trains_like_jit(lowered.compile(), checkpointed_step, *args)
 
 
+def test_merge_remat_fuses_each_recompute_into_its_backward():
+    apart, _ = lower(checkpointed_step, "1f1b")
+    config = mpmd.make_config(
+        four_meshes(), models.transformer_assignment(4, MESHES),
+        partitioning_options={"pipeline_schedule": "1f1b", "remat": True,
+                              "merge_remat": True})
+    args = transformer_data(4, 4)
+    lowered = mpmd.jit(checkpointed_step, config).lower(*args)
+    # Where R B ran, one FB program runs: the same order otherwise.
+    for mesh, items in orders(apart).items():
+        expected = []
+        for index, item in enumerate(items):
+            if item[0] == "R":
+                continue
+            if index and items[index - 1][0] == "R":
+                item = "F" + item
+            expected.append(item)
+        assert orders(lowered)[mesh] == expected, mesh
+    assert_trains_like_jit(lowered.compile(), checkpointed_step, *args)
+
+
 def test_checkpoint_saves_memory_under_1f1b():
     # m1 runs four microbatches' forwards before their backwards: without
     # jax.checkpoint their residuals are alive together; with it, only the

@@ -11,7 +11,9 @@
 //
 // Runs after the schedule, so the copy sits where the backward runs. With
 // `merge`, the copy is fused into that backward fragment: one program
-// recomputes and differentiates. F's unused results are dropped by
+// recomputes and differentiates; so is a forward jax.checkpoint already
+// recomputes (mpmd-mark-recomputed-forwards) when that backward is its
+// only reader. F's unused results are dropped by
 // mpmd-cleanup (export runs it first).
 //
 //===----------------------------------------------------------------------===//
@@ -40,15 +42,39 @@ struct RematFragmentsPass
 
   LogicalResult runOnEntryFunctions(ModuleOp, ArrayRef<func::FuncOp> entries) {
     for (func::FuncOp func : entries) {
-      SmallVector<FragmentOp> forwards;
-      for (auto fragment : func.getBody().getOps<FragmentOp>())
-        if (fragment.isUserFragment() &&
-            getFragmentInfo(fragment).kind == FragmentKind::kForward)
+      SmallVector<FragmentOp> forwards, recomputes;
+      for (auto fragment : func.getBody().getOps<FragmentOp>()) {
+        if (!fragment.isUserFragment())
+          continue;
+        FragmentInfo info = getFragmentInfo(fragment);
+        // What jax.checkpoint recomputes already runs before its user.
+        if (info.recompute)
+          recomputes.push_back(fragment);
+        else if (info.kind == FragmentKind::kForward)
           forwards.push_back(fragment);
+      }
       for (FragmentOp forward : forwards)
         remat(forward);
+      if (merge)
+        for (FragmentOp recompute : recomputes)
+          mergeIntoOnlyReader(recompute);
     }
     return success();
+  }
+
+  /// With `merge`, a jax.checkpoint recompute read by one backward
+  /// fragment only (of its mesh and call counter) is fused into it, as the
+  /// copies above are. One read by others too (the next recompute of a
+  /// chain) stays apart.
+  void mergeIntoOnlyReader(FragmentOp recompute) {
+    SmallVector<FragmentOp> readers =
+        backwardReaders(recompute, getFragmentInfo(recompute));
+    if (readers.size() != 1 ||
+        llvm::any_of(recompute->getUsers(), [&](Operation *user) {
+          return user != readers.front().getOperation();
+        }))
+      return;
+    mergeFragments(recompute, readers.front(), readers.front());
   }
 
   void remat(FragmentOp forward) {

@@ -1,6 +1,7 @@
 // RUN: mpmd-opt %s -split-input-file -mpmd-mark-recomputed-forwards | FileCheck %s --check-prefix=MARK
 // RUN: mpmd-opt %s -split-input-file -mpmd-optimize=schedule=1f1b | FileCheck %s --check-prefix=SCHED
 // RUN: mpmd-opt %s -split-input-file -mpmd-optimize="schedule=explicit order=m1=f#1|f#0|f(1)#0|f(1)#1,m2=g#0|g(1)#0|g#1|g(1)#1" | FileCheck %s --check-prefix=TABLE
+// RUN: mpmd-opt %s -split-input-file -mpmd-optimize="schedule=1f1b remat=true merge-remat=true" | FileCheck %s --check-prefix=MERGE
 
 !t = tensor<4xf32>
 !m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
@@ -26,6 +27,11 @@
 // SCHED: origin=["f"], stage=0> (%arg1, %arg2) {call_counter = 1 : ui32, mpmd.remat}
 // SCHED-NOT: mesh="m1", origin=["f"],
 // SCHED: origin=["f"(1)], stage=0> ({{.*}}) {call_counter = 1 : ui32}
+// With merge-remat, each recompute is fused into its backward.
+// MERGE-LABEL: func.func @checkpointed
+// MERGE-NOT: {call_counter = 0 : ui32, mpmd.remat} (
+// MERGE: mpmd.fragment<mesh="m1", origin=["f", "f"(1)], stage=0> (%arg0, %arg2, %{{.*}}) {call_counter = 0 : ui32, mpmd.remat}
+// MERGE: mpmd.fragment<mesh="m1", origin=["f", "f"(1)], stage=0> (%arg1, %arg2, %{{.*}}) {call_counter = 1 : ui32, mpmd.remat}
 // A table names the forwards and backwards only; each recompute goes
 // right before its backward.
 // TABLE-LABEL: func.func @checkpointed
@@ -112,6 +118,11 @@ func.func @checkpointed(%x0: !m1, %x1: !m1, %w: !m1, %v: !m2) -> (!m1, !m1)
 // SCHED: } : (
 // SCHED-NEXT: mpmd.fragment<mesh="m2", origin=["g"(1)], stage=1> ({{.*}}, %[[RG]]) {call_counter = 0 : ui32}
 // TABLE-LABEL: func.func @chain
+// f's recompute feeds g's too: it stays apart; g's is fused.
+// MERGE-LABEL: func.func @chain
+// MERGE: mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%arg0, %arg2) {call_counter = 0 : ui32, mpmd.remat}
+// MERGE: mpmd.fragment<mesh="m2", origin=["g", "g"(1)], stage=1> ({{.*}}) {call_counter = 0 : ui32, mpmd.remat}
+// MERGE: mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0>
 func.func @chain(%x0: !m1, %x1: !m1, %w: !m1, %v: !m2) -> (!m1, !m1)
     attributes {topology = #mpmd.topology<<"m1" : <["x"=1]>>, <"m2" : <["x"=1]>>>} {
   %f0 = mpmd.fragment<mesh="m1", origin=["f"], stage=0> (%x0, %w) {call_counter = 0 : ui32} (%x: !t, %w1: !t) {
