@@ -925,9 +925,10 @@ private:
           remote[home(operand)].push_back(operand);
       SmallVector<Value> moved;
       for (Value operand : op.getTensors()) {
-        auto group = remote.find(reduced ? home(operand) : 0);
-        if (!reduced || src.lookup(operand).contains(mesh) ||
-            group->second.size() == 1) {
+        auto group = remote.end();
+        if (reduced && !src.lookup(operand).contains(mesh))
+          group = remote.find(home(operand));
+        if (group == remote.end() || group->second.size() == 1) {
           FailureOr<Value> value = movedValue(operand, mesh, builder);
           if (failed(value))
             return failure();
@@ -946,13 +947,9 @@ private:
         Value partial = reduceOn(op, group->first, local, builder);
         moved.push_back(createTransfer(partial, mesh, builder).getResult());
       }
-      if (op.getReductionType() == ReductionType::kNone) {
-        meshValues[{op.getResult(), mesh}] = moved.front();
-        continue;
-      }
       meshValues[{op.getResult(), mesh}] =
-          moved.size() == 1 ? moved.front()
-                            : reduceOn(op, mesh, moved, builder);
+          !reduced || moved.size() == 1 ? moved.front()
+                                        : reduceOn(op, mesh, moved, builder);
     }
     return success();
   }

@@ -90,9 +90,11 @@ public:
         continue;
       // A forward recomputed for its backward (jax.checkpoint) is not
       // ordered by the schedule: it runs right before that backward.
-      if (FragmentInfo info = getFragmentInfo(fragment); info.recompute) {
+      // (Here only mpmd-mark-recomputed-forwards has set `mpmd.remat`.)
+      if (fragment->hasAttr(kRematAttrName)) {
         recomputes.insert(fragment);
-        recomputeKeys[info.mesh].insert(info.key());
+        recomputeKeys[fragment.getMeshName()].insert(
+            getFragmentInfo(fragment).key());
         continue;
       }
       auto loop = fragment->getAttrOfType<StringAttr>(kLoopAttrName);

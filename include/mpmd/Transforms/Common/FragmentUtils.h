@@ -58,7 +58,8 @@ inline constexpr llvm::StringLiteral kWeightGradientAttrName =
     "mpmd.weight_gradient";
 
 /// Discardable attribute marking a forward fragment recomputed for its
-/// backward (mpmd-remat-fragments), or a fragment it was merged into.
+/// backward (what jax.checkpoint recomputes, mpmd-mark-recomputed-forwards;
+/// or a copy mpmd-remat-fragments makes), or a fragment it was merged into.
 inline constexpr llvm::StringLiteral kRematAttrName = "mpmd.remat";
 
 /// Discardable attribute stamping the nameless ops of an unrolled loop
