@@ -588,7 +588,12 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
 
     The returned callable computes what `fn` computes; lowered with
     `jax.jit`, its body becomes an `mpmd.named_computation` op. Arguments and
-    results may be any pytrees of arrays. Usable as a decorator:
+    results may be any pytrees, modules of equinox, flax nnx or penzai
+    included: array leaves are operands (and Python scalars, as `jax.jit`
+    traces them, unless they are fields of an object); every other leaf
+    (functions, strings, a module's int fields) is static, as
+    `eqx.filter_jit` keeps it, and a static result is returned as it was
+    made. Usable as a decorator:
     `@named_computation(name="layer1")`. Called inside `mpmd.call` (or an
     iteration of `mpmd.fori_loop`), the computation and its derivatives
     carry that call counter (read when the wrapped function is called, not
@@ -608,31 +613,98 @@ def named_computation(fn: Callable[..., Any] | None = None, *,
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        flat_args, in_tree = jax.tree_util.tree_flatten((args, kwargs))
-        flat_fn, out_trees = flat_function(fn, in_tree)
+        dynamic, rebuild = split_static_leaves((args, kwargs))
+        out_rebuild: list[Callable[[Sequence[Any]], Any]] = []
 
-        with _context_mesh(name):
-            closed = jax.make_jaxpr(flat_fn)(*flat_args)
-        jaxpr, consts = closed.jaxpr, list(closed.consts)
-        # Closed-over tracers of an enclosing trace become leading operands;
-        # concrete constants stay in the body.
-        is_tracer = [isinstance(c, jax.core.Tracer) for c in consts]
-        lifted = [v for v, t in zip(jaxpr.constvars, is_tracer) if t]
-        kept = [v for v, t in zip(jaxpr.constvars, is_tracer) if not t]
-        arg_names = jaxpr.debug_info.arg_names
-        if arg_names is not None:
-            arg_names = ("",) * len(lifted) + tuple(arg_names)
-        body = jaxpr.replace(
-            constvars=kept, invars=[*lifted, *jaxpr.invars],
-            debug_info=jaxpr.debug_info._replace(arg_names=arg_names))
-        operands = [*(c for c, t in zip(consts, is_tracer) if t), *flat_args]
-        outs = _bind(
-            operands,
-            jex_core.ClosedJaxpr(body, [c for c, t in zip(consts, is_tracer) if not t]),
-            name, 0, current_call_counter())
-        return jax.tree_util.tree_unflatten(out_trees[0], outs)
+        def flat_fn(*xs: Any) -> list[Any]:
+            call_args, call_kwargs = rebuild(xs)
+            outs, out_rebuild_ = split_static_leaves(
+                fn(*call_args, **call_kwargs), results=True)
+            out_rebuild.append(out_rebuild_)
+            return outs
+
+        from mpmd.frontend import stacks  # noqa: PLC0415
+
+        split = stacks.split_of(name)
+        if split is not None:
+            outs = stacks.bind_split(flat_fn, dynamic, name, split)
+        else:
+            outs = _bind_traced(flat_fn, dynamic, name)
+        return out_rebuild[0](outs)
 
     return wrapped
+
+
+def _is_traced_leaf(leaf: Any, in_object: bool) -> bool:
+    """Whether a pytree leaf given to a named computation is traced (an
+    operand) rather than static (baked into the body): arrays always;
+    Python scalars as `jax.jit` traces them, unless they are fields of an
+    object (a module's `num_heads`), where they stay static as
+    `eqx.filter_jit` keeps them; anything else (functions, strings,
+    objects) is static."""
+    if isinstance(leaf, (jax.Array, np.ndarray, np.generic)):
+        return True
+    if isinstance(leaf, (bool, int, float, complex)):
+        return not in_object
+    return False
+
+
+def _in_object(path: Sequence[Any]) -> bool:
+    """Whether a leaf's pytree path goes through an object's field (a
+    registered class such as a module) rather than only lists, tuples and
+    dicts."""
+    return any(isinstance(key, (jax.tree_util.GetAttrKey,
+                                jax.tree_util.FlattenedIndexKey))
+               for key in path)
+
+
+def split_static_leaves(tree: Any, results: bool = False
+                        ) -> tuple[list[Any], Callable[[Sequence[Any]], Any]]:
+    """The traced leaves of `tree` and a function that rebuilds the tree
+    from new values of them, the static leaves kept as they are (see
+    `_is_traced_leaf`). For `results`, every tracer or array is traced and
+    everything else static."""
+    flat, treedef = jax.tree_util.tree_flatten_with_path(tree)
+    if results:
+        traced = [isinstance(leaf, (jax.Array, np.ndarray, np.generic))
+                  or isinstance(leaf, jax.core.Tracer) for _, leaf in flat]
+    else:
+        traced = [_is_traced_leaf(leaf, _in_object(path))
+                  for path, leaf in flat]
+    leaves = [leaf for _, leaf in flat]
+
+    def rebuild(values: Sequence[Any]) -> Any:
+        it = iter(values)
+        return jax.tree_util.tree_unflatten(
+            treedef, [next(it) if t else leaf
+                      for t, leaf in zip(traced, leaves)])
+
+    return [leaf for t, leaf in zip(traced, leaves) if t], rebuild
+
+
+def _bind_traced(flat_fn: Callable[..., list[Any]], flat_args: Sequence[Any],
+                 name: str) -> list[Any]:
+    """Traces `flat_fn` on `flat_args` and binds one named computation of
+    it: values it closes over that are tracers of an enclosing trace become
+    leading operands; concrete constants stay in the body."""
+    with _context_mesh(name):
+        closed = jax.make_jaxpr(flat_fn)(*flat_args)
+    jaxpr, consts = closed.jaxpr, list(closed.consts)
+    is_tracer = [isinstance(c, jax.core.Tracer) for c in consts]
+    lifted = [v for v, t in zip(jaxpr.constvars, is_tracer) if t]
+    arg_names = jaxpr.debug_info.arg_names
+    if arg_names is not None:
+        arg_names = ("",) * len(lifted) + tuple(arg_names)
+    body = jaxpr.replace(
+        constvars=[v for v, t in zip(jaxpr.constvars, is_tracer) if not t],
+        invars=[*lifted, *jaxpr.invars],
+        debug_info=jaxpr.debug_info._replace(arg_names=arg_names))
+    operands = [*(c for c, t in zip(consts, is_tracer) if t), *flat_args]
+    return _bind(
+        operands,
+        jex_core.ClosedJaxpr(body, [c for c, t in zip(consts, is_tracer)
+                                    if not t]),
+        name, 0, current_call_counter())
 
 
 def _with_static_args(fn: Callable[..., Any], name: str,
