@@ -55,7 +55,7 @@ __all__ = ["bind_call", "bind_for", "emits_loops", "lift_closed_over",
 
 def emits_loops() -> bool:
     """True while `mpmd.jit` traces: loops become `mpmd.for` / `mpmd.call`."""
-    return not _INLINE.value
+    return not _INLINE.get()
 
 
 def lift_closed_over(closed: jex_core.ClosedJaxpr,
@@ -142,7 +142,7 @@ def _for_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                   schedule: str | None = None) -> Sequence[Any]:
     params = dict(body=body, iterations=iterations, lower=lower,
                   num_invariants=num_invariants, schedule=schedule)
-    if _INLINE.value:
+    if _INLINE.get():
         return mlir.lower_fun(functools.partial(_for_unrolled, **params),
                               multiple_results=True)(ctx, *args)
     from jax._src.lib.mlir.dialects import hlo  # noqa: PLC0415
@@ -239,7 +239,7 @@ def _call_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                    jaxpr: jex_core.ClosedJaxpr,
                    call_counter: int,
                    schedule: str | None = None) -> Sequence[Any]:
-    if _INLINE.value:
+    if _INLINE.get():
         return mlir.lower_fun(functools.partial(
             _call_unrolled, jaxpr=jaxpr, call_counter=call_counter),
             multiple_results=True)(ctx, *args)

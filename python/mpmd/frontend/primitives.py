@@ -43,21 +43,21 @@ Lowering mode. XLA cannot compile `mpmd.*` ops, so by default both
 primitives lower to their plain bodies and a labelled program runs under
 plain `jax.jit` unchanged. `mpmd.jit` lowers inside
 `emit_named_computations()`, which emits the `mpmd.*` ops for the mpmd
-compiler instead (also `jax.config.update("mpmd_inline_named_computations",
-False)`). The setting is part of JAX's jit cache key, so the two lowerings
-never mix.
+compiler instead. The setting is a context variable that only mpmd's
+primitives read: JAX's tracing context is left alone (see "lowering mode"
+below).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import inspect
-from typing import Any, Callable, Sequence, TypeVar, overload
+from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
 
 import jax
 import numpy as np
-from jax._src import config as _jax_config
 from jax._src.interpreters import partial_eval as _pe
 from jax.extend import core as jex_core
 from jax.extend.mlir import ir
@@ -97,36 +97,51 @@ class InvalidCallCounterError(FrontendError, ValueError):
     """A call counter is not an int in [0, 2**32 - 1]."""
 
 
-# --- lowering mode ----------------------------------------------------------
+# --- lowering mode, call counter, meshes: mpmd's tracing state -------------
+#
+# What mpmd's primitives read while they are traced and lowered lives in
+# context variables, not in JAX's config: a JAX config state that is part of
+# the tracing context changes the key of every trace JAX caches (when it is
+# registered, and whenever its value differs), so the first mpmd lowering
+# made a user's `jax.jit` functions trace and compile again. Nothing here
+# changes what JAX sees outside mpmd's own primitives. `mpmd.jit` traces
+# the user's function afresh (never from JAX's trace cache); a `jax.jit`
+# function called inside it may come from that cache, traced before in
+# another mode, and still computes the same numbers (`docs/runtime.md`).
 
-_INLINE = _jax_config.bool_state(
-    name="mpmd_inline_named_computations",
-    default=True,
-    help=(
-        "Lower mpmd named computations and named tensors to their plain "
-        "bodies (runnable by XLA) instead of mpmd.* ops."
-    ),
-    include_in_jit_key=True,
-    include_in_trace_context=True,
-)
+_INLINE: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "mpmd_inline_named_computations", default=True)
+
+
+@contextlib.contextmanager
+def _setting(variable: contextvars.ContextVar[Any], value: Any
+             ) -> Iterator[None]:
+    token = variable.set(value)
+    try:
+        yield
+    finally:
+        variable.reset(token)
 
 
 def inline_named_computations(enabled: bool = True) -> Any:
     """Context manager: lower labels to plain StableHLO that XLA can run
     (the default)."""
-    return _INLINE(enabled)
+    return _setting(_INLINE, bool(enabled))
 
 
 def emit_named_computations() -> Any:
     """Context manager: lower labels to `mpmd.*` ops for the mpmd compiler
-    (what `mpmd.jit` does)."""
-    return _INLINE(False)
+    (what `mpmd.jit` does). It applies to what is traced and lowered inside;
+    JAX hands out a lowering it cached for the same function and arguments
+    without lowering again, so lower a function not lowered before
+    (`jax.jit(lambda *a: f(*a)).lower(...)`), as `mpmd.jit` does."""
+    return _setting(_INLINE, False)
 
 
 def labels_lower_to_ops() -> bool:
     """Whether labels and annotations lower to `mpmd.*` ops now (under
     `mpmd.jit`) rather than to their plain bodies."""
-    return not _INLINE.value
+    return not _INLINE.get()
 
 
 # --- call counter -----------------------------------------------------------
@@ -140,18 +155,10 @@ LOOP_SCHEDULE_ATTR = "mpmd.loop_schedule"
 
 _MAX_CALL_COUNTER = 2**32 - 1
 
-# The counter of the innermost enclosing `mpmd.call` (-1: none). A JAX
-# config state that is part of the trace context, so a `jax.jit`-wrapped
-# function called under two counters is traced twice, not served from
-# JAX's trace cache with the first counter baked in.
-_CALL_COUNTER = _jax_config.int_state(
-    name="mpmd_call_counter",
-    default=-1,
-    help="The call counter (microbatch) of the mpmd.call being traced; -1 "
-         "outside any mpmd.call. Set by mpmd.call, not by hand.",
-    include_in_jit_key=True,
-    include_in_trace_context=True,
-)
+# The counter of the innermost enclosing `mpmd.call` being traced (None:
+# none).
+_CALL_COUNTER: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "mpmd_call_counter", default=None)
 
 
 def check_call_counter(counter: object) -> int:
@@ -175,45 +182,36 @@ def check_call_counter(counter: object) -> int:
 
 def current_call_counter() -> int | None:
     """The counter of the innermost `mpmd.call` being traced, or None."""
-    value = _CALL_COUNTER.value
-    return None if value is None or value < 0 else value
+    return _CALL_COUNTER.get()
 
 
 def call_counter_scope(counter: int) -> Any:
     """Context manager: named computations traced inside carry `counter`
     (validated by the caller)."""
-    return _CALL_COUNTER(counter)
+    return _setting(_CALL_COUNTER, counter)
 
 
 # --- the mesh of a named computation -----------------------------------------
 
-# While `mpmd.jit` traces: (name, AbstractMesh) pairs, the mesh each named
+# While `mpmd.jit` traces: name -> AbstractMesh, the mesh each named
 # computation is assigned to. Its body is traced with that mesh as the
 # context mesh, so `with_sharding_constraint(x, PartitionSpec(...))` and
-# `shard_map` without a mesh inside it resolve on the computation's mesh. A
-# JAX config state in the trace context: a function traced under two
-# assignments is traced twice.
-_NAMED_MESHES = _jax_config.string_or_object_state(
-    name="mpmd_named_computation_meshes",
-    default=None,
-    help="Mesh of each named computation while mpmd.jit traces (set by "
-         "mpmd.jit, not by hand).",
-    include_in_jit_key=True,
-    include_in_trace_context=True,
-)
+# `shard_map` without a mesh inside it resolve on the computation's mesh.
+_NAMED_MESHES: contextvars.ContextVar[dict[str, Any] | None] = \
+    contextvars.ContextVar("mpmd_named_computation_meshes", default=None)
 
 
 def named_computation_meshes(meshes: dict[str, Any]) -> Any:
     """Context manager: named computations traced inside see the abstract
     mesh `meshes[name]` as their context mesh."""
-    return _NAMED_MESHES(tuple(sorted(meshes.items(), key=lambda kv: kv[0])))
+    return _setting(_NAMED_MESHES, dict(meshes))
 
 
 def _context_mesh(name: str) -> Any:
-    for key, mesh in _NAMED_MESHES.value or ():
-        if key == name:
-            return jax.sharding.use_abstract_mesh(mesh)
-    return contextlib.nullcontext()
+    mesh = (_NAMED_MESHES.get() or {}).get(name)
+    if mesh is None:
+        return contextlib.nullcontext()
+    return jax.sharding.use_abstract_mesh(mesh)
 
 
 # --- helpers ----------------------------------------------------------------
@@ -505,7 +503,7 @@ def _nc_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                  jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
                  call_counter: int | None) -> Sequence[Any]:
     name_stack = ctx.name_stack.extend(name)
-    if _INLINE.value:
+    if _INLINE.get():
         # A call of a private function holding the body (XLA inlines it),
         # named after the computation, as Shardy:MPMD lowers it under plain
         # jax.jit; its ops keep the computation's name in their locations.
@@ -772,7 +770,7 @@ def _nt_transpose(ct: Any, x: Any, *, name: str) -> list[Any]:
 def _nt_lowering(ctx: mlir.LoweringRuleContext, x: Any, *,
                  name: str) -> Sequence[Any]:
     del ctx
-    if _INLINE.value:
+    if _INLINE.get():
         return [x]
     return [mpmd_dialect.NamedTensorOp(x, name).result]
 
