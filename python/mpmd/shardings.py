@@ -27,7 +27,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from mpmd.errors import MpmdError
 
 __all__ = ["Placement", "ShardingError", "add_entry_shardings",
-           "flat_prefix", "input_placements", "output_placements"]
+           "flat_prefix", "input_placements", "off_topology",
+           "output_placements", "topology_devices"]
 
 
 class ShardingError(MpmdError, ValueError):
@@ -206,15 +207,39 @@ def _from_sharding(sharding: Any, topology: Mapping[str, Mesh], rank: int,
 _ARRAY_SHARDING = "the array's sharding (lowering_args)"
 
 
+def topology_devices(topology: Mapping[str, Any]) -> frozenset:
+    """The devices of the topology's meshes (none for abstract meshes)."""
+    return frozenset(device for mesh in topology.values()
+                     if isinstance(mesh, Mesh) for device in mesh.devices.flat)
+
+
+def off_topology(sharding: Any, devices: frozenset) -> bool:
+    """Whether `sharding` (a concrete one) puts a piece of its array on a
+    device outside `devices` (the topology's). Such an argument, committed
+    or not, is host data to mpmd: its layout is no fixed point of sharding
+    propagation, and each call moves it to its mesh (`docs/runtime.md`)."""
+    try:
+        return bool(devices) and not sharding.device_set <= devices
+    except (AttributeError, TypeError, ValueError):  # abstract, or no devices
+        return False
+
+
 def _committed_placement(value: Any, topology: Mapping[str, Mesh],
-                         where: str) -> tuple[str, tuple] | None:
+                         where: str, devices: frozenset | None = None
+                         ) -> tuple[str, tuple] | None:
     """The mesh and axes of a committed array (or a ShapeDtypeStruct with a
-    sharding); None for host data and arrays not laid out on a mesh."""
+    sharding); None for host data and arrays not laid out on a mesh, and
+    for arrays on devices outside the topology (moved like host data)."""
     if isinstance(value, jax.ShapeDtypeStruct):
         sharding = value.sharding
     elif isinstance(value, jax.Array) and getattr(value, "_committed", False):
         sharding = value.sharding
     else:
+        return None
+    if sharding is not None and not isinstance(
+            getattr(sharding, "mesh", None), jax.sharding.AbstractMesh) and \
+            off_topology(sharding, topology_devices(topology)
+                         if devices is None else devices):
         return None
     if isinstance(sharding, NamedSharding):
         if isinstance(sharding.mesh, jax.sharding.AbstractMesh):
@@ -307,12 +332,13 @@ def input_placements(leaves: Sequence[Any], paths: Sequence[str],
     argument and both meshes or layouts.
     """
     placements: dict[int, Placement] = {}
+    devices = topology_devices(topology)
     for index, (value, path, given) in enumerate(
             zip(leaves, paths, in_shardings)):
         where = f"argument {path}"
         shape = tuple(np.shape(value))
         mesh, axes = assigned.get(index), None
-        committed = _committed_placement(value, topology, where)
+        committed = _committed_placement(value, topology, where, devices)
         if committed is not None:
             if mesh is not None and committed[0] != mesh:
                 raise ShardingError(

@@ -93,9 +93,9 @@ def test_topology_value_must_be_a_mesh():
 
 
 def test_unknown_partitioning_option():
-    with pytest.raises(ConfigError, match=r"unsupported options "
-                       r"{'infer_everything'}: unknown partitioning option; "
-                       r"valid: \[.*'infer_transfers'"):
+    with pytest.raises(ConfigError, match=r"`partitioning_options` contains "
+                       r"unsupported options {'infer_everything'}: unknown "
+                       r"partitioning option.*; valid: \[.*'infer_transfers'"):
         make_config(meshes(2), {}, partitioning_options={"infer_everything": True})
 
 
@@ -109,11 +109,13 @@ def test_name_assigned_to_no_mesh():
 def test_wrong_shape_and_dtype_at_call_time():
     config = make_config(meshes(2), {"c1": "m1", "c2": "m2"})
     compiled = jit(rfc_step, config).lower(jnp.ones((4,))).compile()
-    with pytest.raises(InputError, match=r"argument \[0\]\[0\] has shape \(5,\) and dtype float32, but the program was lowered for shape \(4,\)"):
+    with pytest.raises(InputError, match=r"argument x has shape \(5,\) and dtype float32, but the program was lowered for shape \(4,\)"):
         compiled(jnp.ones((5,)))
     with pytest.raises(InputError, match=r"dtype int32"):
         compiled(jnp.ones((4,), jnp.int32))
-    with pytest.raises(InputError, match=r"expected 1 array arguments"):
+    with pytest.raises(InputError, match=r"'rfc_step' was called with "
+                       r"arguments whose pytree differs .*\n.* extra: "
+                       r"args\[1\] \(float32\[4\]\)"):
         compiled(jnp.ones((4,)), jnp.ones((4,)))
 
 
@@ -200,6 +202,6 @@ def test_donated_parameters_are_reused_and_deleted(donate):
         # Calling again with the consumed parameters is an error naming
         # the argument, not a crash.
         with pytest.raises(mpmd.errors.MpmdError, match=r"argument "
-                           r"\[0\]\[0\]\['stage0'\]\['w1'\] was deleted \(donated to an "
+                           r"params\['stage0'\]\['w1'\] was deleted \(donated to an "
                            r"earlier call\?\)"):
             lowered.compile()(placed, *data)

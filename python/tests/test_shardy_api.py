@@ -48,9 +48,9 @@ def test_make_config_with_shardys_signature():
 
 
 @pytest.mark.parametrize("options, message", [
-    ({"mpmd_no_such_option": True}, "`mpmd_options` contains unsupported "
-     "options {'mpmd_no_such_option'}: unknown partitioning option; valid: "
-     ".*mpmd_infer_transfers"),
+    ({"mpmd_no_such_option": True}, "`partitioning_options` contains "
+     "unsupported options {'mpmd_no_such_option'}: unknown partitioning "
+     "option.*; valid: .*mpmd_infer_transfers"),
     ({"mpmd_infer_transfers": "yes"}, "Option mpmd_infer_transfers has value "
      "'yes', which is not a boolean"),
     ({"mpmd_pipeline_schedule": "Zigzag"}, "Option mpmd_pipeline_schedule "

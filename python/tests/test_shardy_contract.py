@@ -81,8 +81,8 @@ def test_shardy_schedule_keyword_names_a_registry_schedule(name, registry):
 
 
 def test_partitioning_options_keyword_errors():
-    with pytest.raises(ValueError, match=r"`mpmd_options` contains "
-                       r"unsupported options {'mpmd_nope'}: unknown "
+    with pytest.raises(ValueError, match=r"`PartitioningOptions\(...\)` "
+                       r"contains unsupported options {'mpmd_nope'}: unknown "
                        r"partitioning option; valid: .*'infer_transfers'"):
         mpmd.PartitioningOptions(mpmd_nope=True)
     with pytest.raises(ValueError, match="Option mpmd_infer_transfers has "
