@@ -32,6 +32,7 @@ _LAZY = {
     "inline_named_computations": "mpmd.frontend",
     "named_computation": "mpmd.frontend",
     "named_tensor": "mpmd.frontend",
+    "label_modules": "mpmd.frontend",
     "AssignmentError": "mpmd.config",
     "ConfigError": "mpmd.config",
     "MpmdConfig": "mpmd.config",
@@ -52,6 +53,9 @@ _LAZY = {
     "ProcessLostError": "mpmd.runtime.processes",
     "fetch": "mpmd.runtime.processes",
     "reshard": "mpmd.runtime.reshard",
+    "StackSplit": "mpmd.stack_split",
+    "stack_sharding": "mpmd.stack_split",
+    "StackGatheredWarning": "mpmd.frontend.stack_rewrite",
     "ReshardError": "mpmd.runtime.reshard",
 }
 

@@ -252,6 +252,21 @@ def test_vmap_matches_plain() -> None:
     assert _headers(_text(jax.vmap(fn, in_axes=(None, None, 0)), w, b, xs)) == ['"layer1"']
 
 
+def test_vmap_of_a_collective_over_the_mapped_axis() -> None:
+    # A result of `pmean` over the vmapped axis is not batched: JAX's own
+    # batching says so (BatchNorm's statistics under eqx's vmap).
+    def stats(x: Any) -> Any:
+        return named_computation(lambda x: (x * 2.0, jax.lax.pmean(x, "b")),
+                                 name="nc")(x)
+
+    x = jnp.arange(6.0).reshape(3, 2)
+    scaled, mean = jax.vmap(stats, axis_name="b", out_axes=(0, None))(x)
+    _close(scaled, x * 2.0)
+    _close(mean, jnp.mean(x, axis=0))
+    text = _text(jax.vmap(stats, axis_name="b", out_axes=(0, None)), x)
+    assert _headers(text) == ['"nc"']
+
+
 def test_decorator_form_and_nested_jit() -> None:
     @named_computation(name="deco")
     def block(x: Any) -> Any:

@@ -15,6 +15,7 @@ from mpmd.frontend.microbatch import (
     loop_schedule,
     scan_microbatches,
 )
+from mpmd.frontend.modules import label_modules
 from mpmd.frontend.primitives import (
     CALL_COUNTER_ATTR,
     FrontendError,
@@ -59,6 +60,7 @@ __all__ = [
     "enumerated_for",
     "fori_loop",
     "inline_named_computations",
+    "label_modules",
     "loop_schedule",
     "named_computation",
     "named_computation_meshes",

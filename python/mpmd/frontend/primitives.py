@@ -58,6 +58,7 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
 
 import jax
 import numpy as np
+from jax._src.interpreters import batching as _batching
 from jax._src.interpreters import partial_eval as _pe
 from jax.extend import core as jex_core
 from jax.extend.mlir import ir
@@ -449,26 +450,14 @@ def _nc_transpose(cts: Sequence[Any], *args: Any, jaxpr: jex_core.ClosedJaxpr,
 def _nc_batch(axis_data: Any, args: Sequence[Any], dims: Sequence[Any], *,
               jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
               call_counter: int | None) -> tuple[list[Any], list[Any]]:
-    if all(d is None for d in dims):
+    if all(d is None for d in dims):  # None: not mapped
         outs = _bind(args, jaxpr, name, transpose_count, call_counter)
         return outs, [None] * len(outs)
-    out_axes = [0 if b else None
-                for b in _depends_on(jaxpr.jaxpr, [d is not None for d in dims])]
-    body = jex_core.jaxpr_as_fun(jaxpr)
-    batched = jax.vmap(body, in_axes=list(dims), out_axes=out_axes,
-                       axis_size=axis_data.size, axis_name=axis_data.name)
-    b_jaxpr = _trace(batched, [_spec(a) for a in args])
-    return _bind(args, b_jaxpr, name, transpose_count,
-                 call_counter), out_axes
-
-
-def _depends_on(jaxpr: Any, marked: Sequence[bool]) -> list[bool]:
-    """Which outputs may depend on the marked inputs (conservatively)."""
-    hit = {v for v, m in zip(jaxpr.invars, marked) if m}
-    for eqn in jaxpr.eqns:
-        if any(isinstance(v, jex_core.Var) and v in hit for v in eqn.invars):
-            hit.update(eqn.outvars)
-    return [isinstance(v, jex_core.Var) and v in hit for v in jaxpr.outvars]
+    # JAX batches the body and says which results are batched: a result of
+    # a collective over the vmapped axis (`lax.pmean`) is not.
+    batched, out_axes = _batching.batch_jaxpr2(jaxpr, axis_data, tuple(dims))
+    return _bind(args, batched, name, transpose_count,
+                 call_counter), list(out_axes)
 
 
 def _nc_dce(used_outputs: list[bool],
