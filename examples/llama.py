@@ -164,7 +164,18 @@ def llama_logits(params: Params, tokens: jax.Array, *, heads: int = HEADS,
         return table[tokens]
 
     x = mpmd.named_computation(embed, name="embed")(params["embed"], tokens)
-    for index, p in enumerate(params["blocks"]):
+    if isinstance(params["blocks"], dict):
+        # Stacked (`stack_blocks`): one scan over the layers, the named
+        # computation "blocks", which an assignment may split over meshes
+        # ({"blocks": ["m0", "m1", ...]}).
+        def run_blocks(stack, x):
+            def layer(x, p):
+                return decoder_block(p, x, heads, kv_heads), None
+            return jax.lax.scan(layer, x, stack)[0]
+        x = mpmd.named_computation(run_blocks, name="blocks")(
+            params["blocks"], x)
+    for index, p in enumerate(params["blocks"]
+                              if isinstance(params["blocks"], list) else []):
         def run_block(p, x):
             return decoder_block(p, x, heads, kv_heads)
         x = mpmd.named_computation(run_block, name=f"block{index}")(p, x)
@@ -174,6 +185,15 @@ def llama_logits(params: Params, tokens: jax.Array, *, heads: int = HEADS,
 
     return mpmd.named_computation(head, name="head")(
         params["norm"], params["embed"], x)
+
+
+def stack_blocks(params: Params) -> Params:
+    """`params` with its list of blocks stacked into one dict of arrays
+    with a leading layer axis, as scanned models (MaxText's scan_layers,
+    flax nn.scan) keep them: the model then runs its blocks as one
+    `jax.lax.scan`, the named computation "blocks"."""
+    return {**params, "blocks": jax.tree.map(lambda *layers: jnp.stack(layers),
+                                             *params["blocks"])}
 
 
 def llama_loss(params: Params, tokens: jax.Array, targets: jax.Array, *,

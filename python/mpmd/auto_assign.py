@@ -160,3 +160,63 @@ def flop_costs(choice: AutoChoice) -> Callable[[Any], float]:
         return total
 
     return cost
+
+
+def stack_layers(config: MpmdConfig, partitioner: Any,
+                 computations: set[str], splits: dict[str, Any]
+                 ) -> dict[str, Any] | None:
+    """For stacks split with `layers="auto"` (`mpmd.StackSplit`): the
+    layer counts that balance the meshes' estimated work, each mesh's
+    other named computations included (an embedding on the first mesh, a
+    head on the last), as the config's `stacks` with those counts; None
+    when the traced (even) split is already that. The compiler measures
+    every named computation of the program traced with the even split
+    (mpmd-auto-assign, forward and backward FLOPs per microbatch); each
+    layer of a stack costs the same."""
+    meshes = list(config.topology)
+    stage_of = {mesh: index for index, mesh in enumerate(meshes)}
+    fixed = [(name, stage_of[mesh]) for name, (mesh, _)
+             in config.assignment.items() if name in computations]
+    result = partitioner.auto_assign(stages=len(meshes), fixed=fixed)
+    if "error" in result:
+        raise AssignmentError(
+            "automatic layer counts: the compiler could not measure the "
+            f"program: {result['error']}")
+    flops = {cost["name"]: cost["forward_flops"] + cost["backward_flops"]
+             for cost in result["costs"]}
+    stacks = dict(config.stacks)
+    changed = False
+    for name, record in splits.items():
+        split = record.split
+        if not split.auto:
+            continue
+        if len(set(split.meshes)) != len(split.meshes):
+            raise AssignmentError(
+                f"not supported yet: automatic layer counts for {name!r}, "
+                f"split over {list(split.meshes)} with a mesh twice; give "
+                "the counts (mpmd.StackSplit(meshes, layers=[...]))")
+        pieces = set(record.pieces)
+        per_layer = sum(flops.get(piece, 0.0) for piece in pieces) / \
+            record.length
+        other = {mesh: 0.0 for mesh in meshes}
+        for piece, (mesh, _) in config.assignment.items():
+            if piece in computations and piece not in pieces:
+                other[mesh] += flops.get(piece, 0.0)
+        counts = balanced_counts([other[m] for m in split.meshes],
+                                 per_layer, record.length)
+        stacks[name] = split.with_layers(counts)  # no longer "auto"
+        changed |= tuple(hi - lo for lo, hi in record.bounds) != \
+            tuple(counts)
+    return stacks if changed else None
+
+
+def balanced_counts(other: list[float], per_layer: float,
+                    length: int) -> list[int]:
+    """Layers per mesh (at least one each, `length` in all) minimizing the
+    busiest mesh's work, mesh j doing `other[j]` besides its layers."""
+    counts = [1] * len(other)
+    for _ in range(length - len(other)):
+        j = min(range(len(other)),
+                key=lambda i: (other[i] + (counts[i] + 1) * per_layer, i))
+        counts[j] += 1
+    return counts

@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 from mpmd.schedules import rules as pipeline
 from mpmd.errors import MpmdError
+from mpmd.stack_split import StackSplit, as_stack_split
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
            "PartitioningOptions", "SHARDY_OPTIONS", "AssignmentError",
@@ -102,7 +103,7 @@ class PartitioningOptions(collections.abc.Mapping):
     auto_memory_limit_bytes: int | None = None
 
     def __init__(self, **options: Any):
-        values = _options_from_mapping(options)
+        values = _options_from_mapping(options, "PartitioningOptions(...)")
         for option in fields(self):
             object.__setattr__(self, option.name,
                                values.get(option.name, option.default))
@@ -146,6 +147,9 @@ class MpmdConfig:
     # to stages, one per mesh in topology order (make_config(topology,
     # "auto"), or names assigned "auto").
     auto: bool = False
+    # Named computations whose scanned layer stack is split over several
+    # meshes (assigned a list of meshes, or a StackSplit): mpmd.stack_split.
+    stacks: Mapping[str, StackSplit] = field(default_factory=dict)
 
     @property
     def mesh_names(self) -> list[str]:
@@ -315,18 +319,28 @@ def _shardy_schedule(value: Any) -> Any:
     return schedule_from_spelling(value)
 
 
-def _options_from_mapping(options: Mapping[str, Any]) -> dict[str, Any]:
+def _options_from_mapping(options: Mapping[str, Any],
+                          given_as: str = "partitioning_options"
+                          ) -> dict[str, Any]:
     """Our PartitioningOptions fields from a dict of ours, Shardy's keys, or
-    both. Unknown keys are an error naming the valid ones."""
+    both. Unknown keys are an error naming `given_as` (what the user wrote:
+    `partitioning_options` or `PartitioningOptions(...)`), the closest
+    valid key and the valid ones."""
+    from mpmd.diagnostics import closest  # noqa: PLC0415
+
     ours = {f.name for f in fields(PartitioningOptions)}
     unknown = [key for key in options
                if key not in ours and key not in SHARDY_OPTIONS]
     if unknown:
-        # Shardy's words first, then where the valid keys are.
+        # Shardy's words first ("contains unsupported options"), then what
+        # each key may have meant, then where the valid keys are.
+        hints = [f"{key!r}: did you mean {match!r}?" for key in unknown
+                 if (match := closest(str(key), [*ours, *SHARDY_OPTIONS]))]
         raise ConfigError(
-            f"`mpmd_options` contains unsupported options {_set_text(unknown)}"
-            f": unknown partitioning option; valid: {sorted(ours)} or "
-            f"Shardy's {sorted(SHARDY_OPTIONS)}")
+            f"`{given_as}` contains unsupported options {_set_text(unknown)}"
+            ": unknown partitioning option"
+            + (f" ({'; '.join(hints)})" if hints else "")
+            + f"; valid: {sorted(ours)} or Shardy's {sorted(SHARDY_OPTIONS)}")
     result: dict[str, Any] = {}
     for key, value in options.items():
         if key in ours:
@@ -433,6 +447,9 @@ def make_config(topology: Mapping[str, Any],
     if name_to_mesh_assignment is None:
         raise ConfigError("make_config needs the assignment of names to "
                           "meshes (the second argument), or \"auto\"")
+    _check_assignment_values(name_to_mesh_assignment, "assignment" if
+                             assignment is not None else
+                             "name_to_mesh_assignment")
     auto = False
     if isinstance(name_to_mesh_assignment, str):
         if name_to_mesh_assignment != "auto":
@@ -445,6 +462,8 @@ def make_config(topology: Mapping[str, Any],
             name: target for name, target in name_to_mesh_assignment.items()
             if target != "auto"}
         auto = True
+    name_to_mesh_assignment, stacks = _stack_splits(name_to_mesh_assignment,
+                                                    topology, auto)
     if input_mesh_assignment == ():
         input_mesh_assignment = None
     if output_mesh_assignment == ():
@@ -484,6 +503,11 @@ def make_config(topology: Mapping[str, Any],
             + ", ".join(f"{name!r}: {stage}" for name, stage in stages.items()
                         if isinstance(stage, int) and stage < 0) + ")")
     for name in stages:
+        if name in stacks:
+            raise ConfigError(
+                f"name_to_stage_assignment gives {name!r} a stage, but it is "
+                "split over several meshes; give each piece's stage in its "
+                "list: [(\"m0\", 0), (\"m1\", 1), ...]")
         if name not in name_to_mesh_assignment:
             raise ConfigError(f"name_to_stage_assignment names {name!r}, "
                               "which name_to_mesh_assignment does not assign "
@@ -564,10 +588,63 @@ def make_config(topology: Mapping[str, Any],
                           "topology, \"auto\") or names assigned \"auto\"")
     config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
                         output_mesh_assignment, options,
-                        read_input_output_mesh_from_shardings, auto)
+                        read_input_output_mesh_from_shardings, auto, stacks)
     for which in ("input_mesh_assignment", "output_mesh_assignment"):
         _check_io_meshes(which, getattr(config, which), topology)
     return config
+
+
+def _stack_splits(assignment: Mapping[str, Any], topology: Mapping[str, Any],
+                  auto: bool) -> tuple[dict[str, Any], dict[str, StackSplit]]:
+    """The assignment without its stack splits (values that are lists of
+    meshes or StackSplits), and those splits, checked against the
+    topology."""
+    if not isinstance(assignment, collections.abc.Mapping):
+        return assignment, {}
+    stacks: dict[str, StackSplit] = {}
+    for name, target in assignment.items():
+        split = as_stack_split(name, target)
+        if split is None:
+            continue
+        _check_assigned_name(name)
+        missing = sorted(set(split.meshes) - set(topology))
+        if missing:
+            raise ConfigError(
+                f"assignment[{name!r}] splits a stack over {missing}, not in "
+                f"the topology's meshes {sorted(topology)}; list meshes of "
+                "the topology")
+        if auto:
+            raise ConfigError(
+                f"not supported yet: assignment[{name!r}] splits a stack "
+                "over meshes while other names are assigned \"auto\"; "
+                "assign every name by hand (a split's layer counts may be "
+                "\"auto\": mpmd.StackSplit(meshes, layers=\"auto\"))")
+        stacks[name] = split
+    if not stacks:
+        return dict(assignment), {}
+    return ({name: target for name, target in assignment.items()
+             if name not in stacks}, stacks)
+
+
+def _check_assignment_values(assignment: Any, given_as: str) -> None:
+    """The assignment is "auto" or a mapping, and no value is a dict or a
+    set (which name no mesh, and would fail unhashable further on); a
+    ConfigError names the argument and the key."""
+    if isinstance(assignment, str):
+        return  # "auto", or an error naming it
+    if not isinstance(assignment, collections.abc.Mapping):
+        raise ConfigError(
+            f"{given_as} is a {type(assignment).__name__} "
+            f"({assignment!r}); give a mapping of named computation (and "
+            "named tensor) names to mesh names, {name: \"m0\"} or {name: "
+            "(\"m0\", stage)}, or \"auto\"")
+    for name, target in assignment.items():
+        mesh = target[0] if isinstance(target, tuple) and target else target
+        if isinstance(mesh, (collections.abc.Mapping, collections.abc.Set)):
+            raise ConfigError(
+                f"{given_as}[{name!r}] is {target!r}, which holds a "
+                f"{type(mesh).__name__}; give a mesh name of the topology, "
+                "or (mesh name, stage)")
 
 
 def _assigned_mesh(target: Any) -> Any:

@@ -310,3 +310,43 @@ def warn_moved_arguments(plan: Any, committed: Sequence[tuple[int, str]],
             "(jax.device_put with a NamedSharding of that mesh) to save the "
             "copy")
 
+
+
+def warn_idle_meshes(plan: Any, config: MpmdConfig) -> None:
+    """Warns, naming them, about meshes left without a program when an
+    automatic assignment chose the meshes, or when every program runs on
+    one mesh of several (a model whose layers are one named computation, a
+    scanned stack, placed whole on one mesh). A pipeline that leaves a mesh
+    out (one another function of the job uses) is not warned about."""
+    from mpmd.runtime.plan import CallStep  # noqa: PLC0415
+
+    busy = {step.mesh for step in plan.steps if isinstance(step, CallStep)}
+    idle = [mesh for mesh in config.topology if mesh not in busy]
+    if not idle or not busy or not (config.auto or len(busy) == 1):
+        return
+    diagnostics.warn(
+        f"{'mesh' if len(idle) == 1 else 'meshes'} "
+        f"{', '.join(map(repr, idle))} of the topology "
+        f"{'runs' if len(idle) == 1 else 'run'} no program: "
+        + ("the automatic assignment found fewer named computations than "
+           "stages" if config.auto else
+           f"every program runs on {sorted(busy)[0]!r}")
+        + "; label more of the model, or split a scanned stack of layers "
+        "over meshes ({name: [mesh, ...]}, docs/stacks.md)")
+
+
+def warn_stack_layouts(arrays: Sequence[tuple[str, Any]],
+                       paths: Sequence[str],
+                       out_paths: Sequence[str]) -> None:
+    """Warns, once per stacked argument or result, when it cannot be laid
+    out over its meshes (each mesh's devices holding its layers): it then
+    crosses each call whole."""
+    del out_paths
+    for path, array in arrays:
+        if array is not None and array.shardings and array.sharding is None:
+            diagnostics.warn(
+                f"{path} is a stack split over meshes that differ in shape "
+                f"or do not divide its {array.length} layers: it has no "
+                "layout over them, and each call gathers it on the first "
+                "mesh and cuts it again; use meshes of one shape and a "
+                "layer count they divide")

@@ -89,8 +89,17 @@ def _key(config: Any, text: str, placements: tuple) -> str | None:
         "placements": [sorted(p.items()) for p in placements],
     }, sort_keys=True, default=repr)
     digest = hashlib.sha256(material.encode())
-    digest.update(text.encode())
+    digest.update(_without_locations(text).encode())
     return digest.hexdigest()
+
+
+def _without_locations(text: str) -> str:
+    """The module text without what its locations say (MLIR prints their
+    aliases, `#loc12 = loc("step.py":9:4)`, after the module): the result
+    depends on the program, not on the line that lowered it (the user's
+    call of `lower` is in the traceback of the step's top-level ops)."""
+    at = text.find("\n#loc")
+    return text if at < 0 else text[:at]
 
 
 def _warning_class(name: str) -> type[Warning]:

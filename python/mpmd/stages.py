@@ -31,7 +31,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from mpmd import arguments, auto_assign, diagnostics, lowering
+from mpmd import arguments, auto_assign, diagnostics, lowering, program_io
 from mpmd.compiler import Partitioner
 from mpmd.config import (AssignmentError, ConfigError,
                          FunctionIOMeshAssignment, MpmdConfig, is_abstract,
@@ -139,6 +139,15 @@ class Lowered:
         # With an automatic assignment: (what it chose, partition(assignment)
         # of the same program).
         self._auto: tuple[Any, Callable[..., Any]] | None = None
+        # How each argument and result is held by the program (typed keys
+        # as their data, split stacks in pieces), the program's paths of
+        # its inputs and results, and per split computation what tracing
+        # found (`mpmd.frontend.stacks.SplitRecord`).
+        self.io = program_io.ProgramIO(
+            tuple(program_io.LeafIO() for _ in plan.inputs),
+            tuple(program_io.LeafIO() for _ in plan.outputs))
+        self.program_paths: tuple[list[str], list[str]] | None = None
+        self.stacks: dict[str, Any] = {}
 
     def as_text(self, dialect: str | None = None) -> str:
         """The program as text. `None` or "mpmd": the exported MPMD program
@@ -213,15 +222,60 @@ class Lowered:
 
     @property
     def function_named_shardings(self) -> NamedShardings:
+        """Where each argument and result lives: a NamedSharding of its
+        mesh; for a stack split over meshes, one over their devices
+        (`docs/stacks.md`), or None where there is none."""
         meshes = dict(self.config.topology)
         return NamedShardings(*self._io_trees(
-            lambda spec: sharding_for(spec, meshes)))
+            lambda spec: sharding_for(spec, meshes),
+            lambda io, specs, _: _stacked_array(io, specs, meshes,
+                                                None).sharding))
 
-    def _io_trees(self, leaf: Callable[[Any], Any]) -> tuple[Any, Any]:
+    def stacked_arrays(self, move: Callable[..., Any] | None = None
+                       ) -> list[tuple[str, Any]]:
+        """(path, `StackedArray`) of each argument and result held in
+        pieces by the program: how it crosses a call (its `sharding` over
+        the meshes' devices, or None where there is none)."""
+        topology = dict(self.config.topology)
+        out = []
+        for which, leaves, specs, paths in (
+                ("in", self.io.inputs, self.plan.inputs,
+                 self.argument_paths or arguments.leaf_paths(self.in_tree)),
+                ("out", self.io.outputs, self.plan.outputs,
+                 ["result" + p for p in arguments.leaf_paths(
+                     self.out_tree)])):
+            del which
+            for leaf, group, path in zip(leaves, _groups(leaves, specs),
+                                         paths):
+                if leaf.stack is not None:
+                    out.append((path, _stacked_array(leaf, group, topology,
+                                                     move)))
+        return out
+
+    def _user_specs(self, specs: Sequence[Any], leaves: Sequence[Any],
+                    leaf: Callable[[Any], Any],
+                    stacked: Callable[[Any, Any, list[Any]], Any]
+                    ) -> list[Any]:
+        """`leaf` of each argument's (result's) program value, `stacked`
+        of those held in pieces (the LeafIO and the pieces' specs)."""
+        out = []
+        for io, group in zip(leaves, _groups(leaves, specs)):
+            out.append(leaf(group[0]) if io.stack is None
+                       else stacked(io, group, [leaf(g) for g in group]))
+        return out
+
+    def _io_trees(self, leaf: Callable[[Any], Any],
+                  stacked: Callable[[Any, Any, list[Any]], Any] | None = None
+                  ) -> tuple[Any, Any]:
         """`leaf` of each input and output spec of the plan, as pytrees
-        shaped like the arguments and the results."""
-        ins = [leaf(spec) for spec in self.plan.inputs]
-        outs = [leaf(spec) for spec in self.plan.outputs]
+        shaped like the arguments and the results (a stacked value gets
+        `stacked(leaf_io, specs, leaf of each piece)`, by default the tuple
+        of its pieces')."""
+        stacked = stacked or (lambda io, specs, values: tuple(values))
+        ins = self._user_specs(self.plan.inputs, self.io.inputs, leaf,
+                               stacked)
+        outs = self._user_specs(self.plan.outputs, self.io.outputs, leaf,
+                                stacked)
         args_tree = self.in_tree.children()[0] if self.in_tree.num_leaves else self.in_tree
         try:
             inputs = jax.tree_util.tree_unflatten(args_tree, ins)
@@ -291,8 +345,13 @@ class Lowered:
         """Per mesh, the layout of the function's inputs and outputs there,
         one line each: `m1  in  params['w1']  f32[16x32] {-, model}`."""
         lines = []
-        paths_in = self.argument_paths or arguments.leaf_paths(self.in_tree)
-        paths_out = ["result" + p for p in arguments.leaf_paths(self.out_tree)]
+        if self.program_paths is not None:
+            paths_in, paths_out = self.program_paths
+        else:
+            paths_in = self.argument_paths or arguments.leaf_paths(
+                self.in_tree)
+            paths_out = ["result" + p
+                         for p in arguments.leaf_paths(self.out_tree)]
         for mesh in self.plan.meshes:
             for kind, specs, paths in (("in ", self.plan.inputs, paths_in),
                                        ("out", self.plan.outputs, paths_out)):
@@ -320,24 +379,110 @@ class Lowered:
         return compiled
 
 
+def _dtype_name(dtype: Any) -> str:
+    try:
+        return np.dtype(dtype).name
+    except TypeError:  # a typed key's dtype (key<fry>)
+        return str(dtype)
+
+
+def _boundary(lowered: Lowered, executor: PlanExecutor) -> Any:
+    """The conversions of a call's arguments and results to and from the
+    program's values, or None when every one crosses as it is."""
+    from mpmd.runtime.boundary import Boundary, KeyArray  # noqa: PLC0415
+
+    io = lowered.io
+    if io.identity:
+        return None
+    meshes = dict(lowered.config.topology)
+
+    def layouts(leaves: Sequence[Any], specs: Sequence[Any]) -> list[Any]:
+        out: list[Any] = []
+        for leaf, group in zip(leaves, _groups(leaves, specs)):
+            if leaf.stack is not None:
+                out.append(_stacked_array(leaf, group, meshes,
+                                          executor.place))
+            elif leaf.key_impl is not None:
+                out.append(KeyArray(leaf.key_impl.dtype))
+            else:
+                out.append(None)
+        return out
+
+    return Boundary(layouts(io.inputs, lowered.plan.inputs),
+                    layouts(io.outputs, lowered.plan.outputs),
+                    [leaf.count for leaf in io.inputs],
+                    [leaf.count for leaf in io.outputs])
+
+
+def _expected_arguments(lowered: Lowered, executor: PlanExecutor
+                        ) -> list[tuple[Any, Any, Any]]:
+    """Per flat argument: the shape and dtype the program was lowered for,
+    and the sharding it is placed with (a split stack's over its meshes,
+    None where it has none)."""
+    shardings = executor.input_shardings()
+    out = []
+    for leaf, group, specs in zip(
+            lowered.io.inputs, _groups(lowered.io.inputs, shardings),
+            _groups(lowered.io.inputs, lowered.plan.inputs)):
+        spec = specs[0]
+        if leaf.stack is not None:
+            array = _stacked_array(leaf, specs, dict(lowered.config.topology),
+                                   None)
+            out.append(((array.length, *spec.shape[1:]), spec.dtype,
+                        array.sharding))
+        elif leaf.key_impl is not None:
+            cut = len(leaf.key_impl.key_shape)
+            out.append((spec.shape[:len(spec.shape) - cut],
+                        leaf.key_impl.dtype, group[0]))
+        else:
+            out.append((spec.shape, spec.dtype, group[0]))
+    return out
+
+
+def _groups(leaves: Sequence[Any], specs: Sequence[Any]) -> list[list[Any]]:
+    """The program's specs grouped per argument (or result)."""
+    groups, at = [], 0
+    for leaf in leaves:
+        groups.append(list(specs[at:at + leaf.count]))
+        at += leaf.count
+    return groups
+
+
+def _stacked_array(io: Any, specs: Sequence[Any], meshes: dict[str, Any],
+                   move: Callable[..., Any] | None) -> Any:
+    """The `StackedArray` of a value held in pieces (`specs` of them)."""
+    from mpmd.runtime.boundary import StackedArray  # noqa: PLC0415
+
+    if any(is_abstract(meshes[spec.mesh]) for spec in specs):
+        return StackedArray.abstract(io.stack.bounds)
+    return StackedArray(io.stack.bounds,
+                        [sharding_for(spec, meshes) for spec in specs], move)
+
+
 class Compiled:
     """A compiled MPMD program: call it with the function's arguments."""
 
     def __init__(self, lowered: Lowered, executor: PlanExecutor):
         self.lowered = lowered
         self.executor = executor
-        self._input_shardings = executor.input_shardings()
+        # Arguments the program holds otherwise (typed keys as their data,
+        # split stacks in pieces) are converted at each call.
+        self._boundary = _boundary(lowered, executor)
         # What an argument passed as is must match: (shape, dtype,
-        # sharding) per flat input.
-        self._expected = tuple(
-            (spec.shape, spec.dtype, sharding) for spec, sharding in
-            zip(lowered.plan.inputs, self._input_shardings))
+        # sharding) per flat argument; the sharding it is placed with.
+        self._expected = tuple(_expected_arguments(lowered, executor))
+        self._input_shardings = [sharding for _, _, sharding in
+                                 self._expected]
         # Per flat input: the last array relabelled for it (an equivalent
         # sharding) and its relabelling, reused while the same array comes.
         self._relabelled: dict[int, tuple[Any, Any]] = {}
         self._static = bool(lowered.static_argnums)
         self._out_tree = lowered.out_tree
         self._run = executor.run
+        if self._boundary is not None:
+            boundary, run = self._boundary, executor.run
+            self._run = lambda placed: boundary.results(
+                run(boundary.inputs(placed)))
         self._unflatten = jax.tree_util.tree_unflatten
         self.timings: dict[str, float] = dict(lowered.timings)
 
@@ -375,12 +520,20 @@ class Compiled:
         # array already on its mesh (as a training loop passes them).
         if self._static:
             args = self._dynamic(args)
-        placed = None if kwargs else arguments.as_placed(
+        flat = getattr(self, "_flat_in_tree", None)
+        if flat is None:
+            # Whether the program was lowered for arrays passed positionally,
+            # one per parameter: then `args` of as many arrays has its pytree.
+            tree = self.lowered.in_tree
+            flat = self._flat_in_tree = tree == jax.tree_util.tree_structure(
+                (tuple(range(tree.num_leaves)), {}))
+        placed = None if kwargs or not flat else arguments.as_placed(
             args, self._expected, self._relabelled)
         if placed is None:
-            placed = arguments.as_placed(
-                jax.tree_util.tree_leaves((args, kwargs)), self._expected,
-                self._relabelled)
+            leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+            if tree == self.lowered.in_tree:
+                placed = arguments.as_placed(leaves, self._expected,
+                                             self._relabelled)
             if placed is None:  # something to move, convert or refuse
                 placed = self._place_inputs(args, kwargs)
         return self._unflatten(self._out_tree, self._run(placed))
@@ -388,6 +541,15 @@ class Compiled:
     def _call_placed(self, placed: Sequence[jax.Array]) -> Any:
         """Runs on flat arguments already checked by `_as_placed`."""
         return self._unflatten(self._out_tree, self._run(placed))
+
+    def _program_inputs(self, placed: Sequence[Any]) -> Sequence[Any]:
+        """The program's inputs from the placed arguments."""
+        return placed if self._boundary is None else \
+            self._boundary.inputs(placed)
+
+    def _user_results(self, results: Sequence[Any]) -> Sequence[Any]:
+        return results if self._boundary is None else \
+            self._boundary.results(results)
 
     def _dynamic(self, args: Sequence[Any]) -> tuple[Any, ...]:
         """The arguments without the static ones (fixed at lowering)."""
@@ -427,7 +589,9 @@ class Compiled:
                     raise ProfileError(reason)
             else:
                 try:
-                    results, trace = profile_run(self.executor, placed)
+                    results, trace = profile_run(
+                        self.executor, self._program_inputs(placed))
+                    results = self._user_results(results)
                 except ProfileError as error:
                     if source == "profiler" or (
                             error.results is not None
@@ -440,12 +604,13 @@ class Compiled:
                 else:
                     return (jax.tree_util.tree_unflatten(
                         self.lowered.out_tree, results), trace)
+        placed = self._program_inputs(placed)
         first_run = prepare_traced_run(self.executor, placed)
         recorder = TraceRecorder.for_plan(self.plan)
         processes.barrier("trace")
         recorder.start()
-        results = jax.block_until_ready(
-            self.executor.run(placed, recorder=recorder))
+        results = self._user_results(jax.block_until_ready(
+            self.executor.run(placed, recorder=recorder)))
         trace = recorder.finish()
         if processes.is_multiprocess():
             trace = Trace.merge([
@@ -473,10 +638,11 @@ class Compiled:
         args = self._dynamic(args)
         predicted = predict_peaks(self.executor)
         placed = jax.block_until_ready(self._place_inputs(args, kwargs))
+        placed = self._program_inputs(placed)
         recorder = MemoryRecorder.for_executor(self.executor)
         recorder.start()
-        results = jax.block_until_ready(
-            self.executor.run(placed, recorder=recorder))
+        results = self._user_results(jax.block_until_ready(
+            self.executor.run(placed, recorder=recorder)))
         del placed
         measured = recorder.finish()
         table = MemoryTable.build(predicted, measured, recorder.samples)
@@ -488,26 +654,29 @@ class Compiled:
         """The flat arguments, checked and put on their meshes. Arrays
         already on their mesh are passed through without a copy; nothing
         here waits for an array to be ready."""
-        leaves = jax.tree_util.tree_leaves((tuple(args), kwargs))
-        plan = self.lowered.plan
-        if len(leaves) != len(plan.inputs):
-            raise InputError(f"expected {len(plan.inputs)} array arguments "
-                             f"(flattened), got {len(leaves)}")
+        leaves, tree = jax.tree_util.tree_flatten((tuple(args), kwargs))
+        if tree != self.lowered.in_tree or len(leaves) != len(self._expected):
+            raise InputError(arguments.describe_mismatch(
+                self.lowered.in_tree, (tuple(args), kwargs),
+                self.lowered.argument_paths, self._expected,
+                function=self.lowered.function_name))
         placed = []
-        for index, (value, spec, sharding) in enumerate(
-                zip(leaves, plan.inputs, self._input_shardings)):
+        for index, ((shape, dtype, sharding), leaf) in enumerate(
+                zip(self._expected, self.lowered.io.inputs)):
+            value = leaves[index]
             if not hasattr(value, "dtype"):
                 # A Python scalar, typed as jax.jit types it (float32
                 # unless x64 is on).
                 value = np.asarray(value)
                 value = value.astype(jax.dtypes.canonicalize_dtype(
                     value.dtype))
-            if tuple(value.shape) != spec.shape or value.dtype != spec.dtype:
+            if tuple(value.shape) != tuple(shape) or value.dtype != dtype:
                 raise InputError(
                     f"argument {self._where(args, kwargs, index)} has shape "
-                    f"{tuple(value.shape)} and dtype {np.dtype(value.dtype).name}"
-                    f", but the program was lowered for shape {spec.shape} and"
-                    f" dtype {spec.dtype.name}; lower again for new shapes")
+                    f"{tuple(value.shape)} and dtype {_dtype_name(value.dtype)}"
+                    f", but the program was lowered for shape {tuple(shape)} "
+                    f"and dtype {_dtype_name(dtype)}; lower again for new "
+                    "shapes")
             if isinstance(value, jax.Array) and value.is_deleted():
                 # Donated to an earlier call (or deleted): its buffers are
                 # gone, and the executor's fast path does not look again.
@@ -515,31 +684,47 @@ class Compiled:
                     f"argument {self._where(args, kwargs, index)} was "
                     "deleted (donated to an earlier call?); pass a live "
                     "array")
-            placed.append(self.executor.place(value, sharding))
+            if leaf.key_impl is not None:
+                # The program takes the key's data (placed as such).
+                value = jax.random.key_data(value)
+            if sharding is None:  # a stack without a layout: cut as it is
+                placed.append(value)
+            else:
+                placed.append(self.executor.place(value, sharding))
         return placed
 
-    @staticmethod
-    def _where(args: Sequence[Any], kwargs: dict[str, Any], index: int) -> str:
-        """The pytree path of flat argument `index`, for error messages."""
+    def _where(self, args: Sequence[Any], kwargs: dict[str, Any],
+               index: int) -> str:
+        """The pytree path of flat argument `index`, for error messages, in
+        the user's terms (`params['w1']`) where the lowering named it."""
+        named = self.lowered.argument_paths
+        if index < len(named):
+            return named[index]
         paths = jax.tree_util.tree_flatten_with_path((tuple(args), kwargs))[0]
         return jax.tree_util.keystr(paths[index][0]) or f"[{index}]"
 
 
 @contextlib.contextmanager
-def _frontend(config: MpmdConfig) -> Iterator[None]:
+def _frontend(config: MpmdConfig) -> Iterator[dict[str, Any]]:
     """What tracing and lowering for MPMD need: named computations emitted
-    as mpmd ops, each seeing its mesh, loop bodies traced once; a concrete
-    sharding of several meshes inside becomes a ShardingError."""
+    as mpmd ops, each seeing its mesh, loop bodies traced once, split
+    stacks split (the dict yielded gets what tracing found of each); a
+    concrete sharding of several meshes inside becomes a ShardingError."""
     from mpmd.frontend import (  # noqa: PLC0415
-        emit_named_computations, named_computation_meshes, traced_bodies)
+        emit_named_computations, named_computation_meshes, stacks,
+        traced_bodies)
 
     topology = dict(config.topology)
     meshes = {name: topology[split_memory_kind(mesh)[0]].abstract_mesh
               for name, (mesh, _) in config.assignment.items()}
+    # A split stack's body sees its first mesh (the pieces' meshes have one
+    # shape where the stack is laid out over them).
+    meshes.update({name: topology[split.meshes[0]].abstract_mesh
+                   for name, split in config.stacks.items()})
     with emit_named_computations(), named_computation_meshes(meshes), \
-            traced_bodies():
+            traced_bodies(), stacks.splitting(config.stacks) as found:
         try:
-            yield
+            yield found
         except ValueError as error:
             if "incompatible devices" not in str(error):
                 raise
@@ -558,13 +743,18 @@ class Traced:
 
     def __init__(self, function: "MpmdFunction", traced: Any,
                  leaves: list[Any], paths: list[str],
-                 static: frozenset[int], start: float):
+                 static: frozenset[int], start: float,
+                 splits: dict[str, Any] | None = None):
         self._function = function
         self._jax = traced
         self._leaves = leaves
         self._paths = paths
         self._static = static
         self._start = start
+        # Per split named computation: its stack's layers and pieces.
+        self._splits = dict(splits or {})
+        # The call's arguments, to trace again (automatic layer counts).
+        self._call: tuple[tuple, dict] = ((), {})
 
     @property
     def jaxpr(self) -> Any:
@@ -631,12 +821,17 @@ class MpmdFunction:
         abstract = iter(abstract_args)
         call_args = [a if i in static else next(abstract)
                      for i, a in enumerate(args)]
-        jitted = jax.jit(self.fn, keep_unused=True,
+        # A new function each time: JAX's trace cache keys on the function
+        # and not on mpmd's tracing state, and may hold a trace made under
+        # plain jax.jit (labels inline, no split stacks).
+        jitted = jax.jit(_afresh(self.fn), keep_unused=True,
                          static_argnums=self.static_argnums,
                          donate_argnums=self.donate_argnums)
-        with _frontend(self.config):
+        with _frontend(self.config) as splits:
             traced = jitted.trace(*call_args, **abstract_kwargs)
-        return Traced(self, traced, leaves, paths, static, start)
+        result = Traced(self, traced, leaves, paths, static, start, splits)
+        result._call = (args, kwargs)
+        return result
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Traces and partitions the function for these arguments."""
@@ -646,21 +841,30 @@ class MpmdFunction:
         start, leaves, paths, static = (traced._start, traced._leaves,
                                         traced._paths, traced._static)
         topology = dict(self.config.topology)
-        with _frontend(self.config):
-            lowered = traced._jax.lower()
+        config = self.config
+        # The user's arguments and results; the program's may differ
+        # (typed keys as their data, split stacks in pieces: program_io).
+        in_tree, out_tree = traced._jax.in_tree, traced._jax.out_tree
+        in_avals, out_avals = traced._jax.jaxpr.in_avals, \
+            traced._jax.jaxpr.out_avals
+        lowered, program = self._lower_program(traced)
+        io = program_io.build(
+            in_avals, out_avals, program and program.inputs,
+            program and program.outputs,
+            {name: split.meshes for name, split in config.stacks.items()})
+        config = stacks_assigned(config, traced._splits)
         # JAX caches its lowering and hands out the same module again: the
         # attributes are added to a copy.
         module = lowered.compiler_ir("stablehlo").operation.clone()
-        entry = lowering.add_topology(module, self.config.topology_attr())
+        entry = lowering.add_topology(module, config.topology_attr())
 
-        in_tree, out_tree = lowered.in_tree, lowered.out_tree
         num_inputs, num_outputs = in_tree.num_leaves, out_tree.num_leaves
         args_tree = in_tree.children()[0] if in_tree.children() else in_tree
         assigned_in = lowering.flat_io_assignment(
-            self.config.input_mesh_assignment, args_tree, num_inputs,
+            config.input_mesh_assignment, args_tree, num_inputs,
             "input_mesh_assignment")
         assigned_out = lowering.flat_io_assignment(
-            self.config.output_mesh_assignment, out_tree, num_outputs,
+            config.output_mesh_assignment, out_tree, num_outputs,
             "output_mesh_assignment")
         # "m1#pinned_host": the mesh places the value, the memory kind goes
         # to the compiler with it.
@@ -670,22 +874,53 @@ class MpmdFunction:
         given_in = flat_prefix(self.in_shardings, args_tree, num_positional,
                                "in_shardings")
         given_in += [None] * (num_inputs - num_positional)
+        out_flat = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+        out_paths = ["result" + arguments.path_text(path)
+                     for path, _ in out_flat]
+        given_out = flat_prefix(self.out_shardings, out_tree, num_outputs,
+                                "out_shardings")
+        # Each of those per program value.
+        piece_sharding = functools.partial(program_io.piece_sharding,
+                                           topology=topology)
+        user_paths, user_out_paths = paths, out_paths
+        leaves = io.expand_inputs(leaves, functools.partial(
+            program_io.piece_leaf, topology=topology))
+        paths = io.expand_inputs(paths, program_io.piece_path)
+        given_in = io.expand_inputs(given_in, piece_sharding)
+        assigned_in = io.expand_input_dict(assigned_in, program_io.piece_mesh)
+        kinds_in = io.expand_input_dict(kinds_in, _piece_kind)
+        out_shapes = io.expand_outputs(
+            [tuple(a.shape) for a in out_avals],
+            lambda shape, leaf, j: program_io.piece_shape(
+                jax.ShapeDtypeStruct(shape, np.float32), leaf, j))
+        out_paths = io.expand_outputs(out_paths, program_io.piece_path)
+        given_out = io.expand_outputs(given_out, piece_sharding)
+        assigned_out = io.expand_output_dict(assigned_out,
+                                             program_io.piece_mesh)
+        kinds_out = io.expand_output_dict(kinds_out, _piece_kind)
         in_placements = input_placements(leaves, paths, given_in,
                                          assigned_in, topology)
-        out_flat = jax.tree_util.tree_flatten_with_path(lowered.out_info)[0]
-        out_placements = output_placements(
-            [tuple(info.shape) for _, info in out_flat],
-            ["result" + arguments.path_text(path) for path, _ in out_flat],
-            flat_prefix(self.out_shardings, out_tree, num_outputs,
-                        "out_shardings"),
-            assigned_out, topology)
+        out_placements = output_placements(out_shapes, out_paths, given_out,
+                                           assigned_out, topology)
         add_entry_shardings(module, entry, in_placements, out_placements,
                             topology)
         text = module.get_asm(print_generic_op_form=True,
                               enable_debug_info=True)
         partitioner = Partitioner(text, source_name="<jax>")
         computations, tensors = map(set, partitioner.named_ops())
-        config, choice = self.config, None
+        _check_splits(config, traced._splits, computations)
+        if any(r.split.auto for r in traced._splits.values()):
+            chosen = auto_assign.stack_layers(config, partitioner,
+                                              computations, traced._splits)
+            if chosen is not None:  # trace again with those layer counts
+                function = MpmdFunction(
+                    self.fn, dataclasses.replace(self.config, stacks=chosen),
+                    self.static_argnums, self.in_shardings,
+                    self.out_shardings, self.donate_argnums)
+                again = function.trace(*traced._call[0], **traced._call[1])
+                again._start = start
+                return function._lower_traced(again)
+        choice = None
         if config.auto:
             config, choice = auto_assign.choose(config, partitioner,
                                                 computations)
@@ -735,16 +970,21 @@ class MpmdFunction:
                                            outputs, kinds_in, kinds_out))
         except CompilerError as error:
             raise diagnostics.retell(
-                error, arguments=paths,
-                results=["result" + arguments.path_text(path)
-                         for path, _ in out_flat],
+                error, arguments=paths, results=out_paths,
                 committed=committed) from None
         partitioned = time.perf_counter()
         plan = ExecutionPlan.from_json(plan_json)
         lowering.warn_moved_arguments(plan, committed, paths)
+        lowering.warn_idle_meshes(plan, config)
         lowered_mpmd = Lowered(config, mpmd_text, plan, in_tree,
                                out_tree, text, static, module)
-        lowered_mpmd.argument_paths = paths
+        lowered_mpmd.argument_paths = user_paths
+        lowered_mpmd.io = io
+        lowered_mpmd.program_paths = (paths, out_paths)
+        lowered_mpmd.stacks = dict(traced._splits)
+        if io.stacked:
+            lowering.warn_stack_layouts(lowered_mpmd.stacked_arrays(),
+                                        user_paths, user_out_paths)
         lowered_mpmd.function_name = getattr(self.fn, "__name__",
                                              plan.function)
         # Whether the partition came from the persistent cache
@@ -759,6 +999,28 @@ class MpmdFunction:
                                 "partition": partitioned - traced_at,
                                 "plan": time.perf_counter() - partitioned}
         return lowered_mpmd
+
+    def _lower_program(self, traced: "Traced") -> tuple[Any, Any]:
+        """JAX's lowering of the traced function, and None; or, when a
+        stack was split, of the program with its stacked values in pieces
+        (`stack_rewrite`), and that program."""
+        if not traced._splits:
+            with _frontend(self.config):
+                return traced._jax.lower(), None
+        from mpmd.frontend import stack_rewrite  # noqa: PLC0415
+
+        program = stack_rewrite.rewrite(traced._jax.jaxpr)
+        function = program.function
+        function.__name__ = getattr(self.fn, "__name__", "function")
+        donated = [leaf.donated for leaf in jax.tree_util.tree_leaves(
+            traced._jax.args_info)]
+        donate = [i for i, d in enumerate(program_io.expand_flags(
+            donated, program.inputs)) if d]
+        with _frontend(self.config):
+            lowered = jax.jit(function, keep_unused=True,
+                              donate_argnums=donate).trace(
+                *program.input_specs()).lower()
+        return lowered, program
 
     def _reusable(self, key: tuple, leaves: Sequence[Any]
                   ) -> "Compiled | None":
@@ -785,6 +1047,13 @@ class MpmdFunction:
         static = arguments.normalize_argnums(self.static_argnums, len(args))
         dynamic, fixed = arguments.split_static(args, static)
         leaves, tree = jax.tree_util.tree_flatten((tuple(dynamic), kwargs))
+        devices = getattr(self, "_topology_devices", None)
+        if devices is None:
+            devices = self._topology_devices = arguments.topology_devices(
+                self.config.topology)
+        # Arrays committed outside the topology lower and move as host data
+        # do: they key (and fit a program) as host data.
+        leaves = arguments.off_topology_as_host(leaves, devices)
         key = (tree, tuple(arguments.static_key(x) for x in fixed),
                tuple(arguments.leaf_key(x) for x in leaves))
         compiled = self._cache.get(key)
@@ -832,6 +1101,52 @@ def jit(fn: Callable, config: MpmdConfig | None = None, *,
         fn = _renamed(fn, override_func_name)
     return MpmdFunction(fn, config, static_argnums, in_shardings,
                         out_shardings, donate_argnums)
+
+
+def _piece_kind(kind: Any, leaf: Any, j: int) -> Any:
+    """A memory kind asked for a whole stack does not hold for its pieces
+    (they are the program's own); a key's data keeps its key's."""
+    return None if leaf.stack is not None else kind
+
+
+def stacks_assigned(config: MpmdConfig, splits: dict[str, Any]
+                    ) -> MpmdConfig:
+    """`config` with each piece of the split stacks traced assigned to its
+    mesh and stage."""
+    if not splits:
+        return config
+    assignment = dict(config.assignment)
+    for record in splits.values():
+        split = record.split
+        for j, piece in enumerate(record.pieces):
+            assignment[piece] = (split.meshes[j], split.stages[j])
+    return dataclasses.replace(config, assignment=assignment)
+
+
+def _check_splits(config: MpmdConfig, splits: dict[str, Any],
+                  computations: set[str]) -> None:
+    """A computation assigned several meshes must have been split."""
+    for name in sorted(set(config.stacks) - set(splits)):
+        if name in computations:
+            raise AssignmentError(
+                f"named computation {name!r} is assigned the meshes "
+                f"{list(config.stacks[name].meshes)} but was not split: "
+                "JAX reused a trace of the function that calls it made "
+                "outside mpmd.jit (a jax.jit function traced before for "
+                "the same arguments); call that function without jax.jit "
+                "inside the step, or define it anew")
+        diagnostics.warn(
+            f"assignment entry {name!r} matches no named_computation of the "
+            "program" + diagnostics.did_you_mean(name, computations))
+
+
+def _afresh(fn: Callable) -> Callable:
+    """`fn` as a new function object (same name and signature)."""
+    @functools.wraps(fn)
+    def afresh(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return afresh
 
 
 def _renamed(fn: Callable, name: str) -> Callable:

@@ -1,0 +1,321 @@
+"""A call's boundary: the user's arrays on one side, the program's inputs
+and results on the other.
+
+    boundary = Boundary([None, StackedArray(...), KeyArray(impl)], outputs)
+    program_inputs = boundary.inputs(user_leaves)
+    user_results = boundary.results(program_results)
+
+Most arrays cross as they are (None). Two kinds are held otherwise by the
+program: typed PRNG keys (`jax.random.key`), which its programs take as
+their key data (`KeyArray`), and the values of a layer stack split over
+meshes (`StackedArray`), which it takes as one piece per mesh.
+
+## Stacked arrays
+
+    layout = StackedArray(bounds, shardings, move)
+    layout.sharding          # NamedSharding over the meshes' devices, or None
+    pieces = layout.split(params_blocks)    # one array per piece, no copy
+    blocks = layout.join(pieces)            # one array again, no copy
+
+A program that splits a scanned layer stack over meshes takes (and returns)
+each stacked value as pieces, rows [lo, hi) of the stack on the mesh of
+that range. The user keeps one array: its layer axis sharded over the union
+of the meshes' devices, an outer axis `stage` (one entry per mesh) before
+the meshes' own axes, so that each mesh's devices hold exactly its rows. A
+piece is then that array's shards on its mesh, wrapped with
+`jax.make_array_from_single_device_arrays` (no copy), and the results are
+wrapped back the same way.
+
+When the pieces do not line up with such a layout (uneven layer counts, a
+mesh holding two ranges as V schedules do), the user's array keeps the even
+layout ("slots" of L/n rows per mesh) and each piece is gathered from the
+slots that hold its rows: only the rows that differ cross meshes. Meshes
+of different shapes, or layer counts the meshes do not divide, have no such
+layout: the stack then crosses the boundary whole on the first mesh (a
+copy each call; `Lowered` warns).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+__all__ = ["Boundary", "KeyArray", "StackedArray", "union_mesh"]
+
+Bounds = tuple[tuple[int, int], ...]
+
+
+def union_mesh(meshes: Sequence[Mesh]) -> Mesh | None:
+    """A mesh over the devices of `meshes` (distinct, of one shape and axis
+    names) with an outer axis, "stage", one entry per mesh; None when they
+    differ in shape or names."""
+    first = meshes[0]
+    if any(m.devices.shape != first.devices.shape
+           or m.axis_names != first.axis_names for m in meshes):
+        return None
+    name = "stage"
+    while name in first.axis_names:
+        name += "_"
+    return Mesh(np.stack([m.devices for m in meshes]),
+                (name, *first.axis_names),
+                axis_types=(first.axis_types[0], *first.axis_types)
+                if first.axis_types else None)
+
+
+def _mesh_shards(x: jax.Array, mesh: Mesh) -> list[Any]:
+    """The single-device arrays of `x` on `mesh`'s devices (this process's),
+    in the mesh's device order."""
+    order = {d.id: i for i, d in enumerate(mesh.devices.flat)}
+    shards = [s for s in x.addressable_shards if s.device.id in order]
+    shards.sort(key=lambda s: order[s.device.id])
+    return [s.data for s in shards]
+
+
+class StackedArray:
+    """How one stacked value crosses a call's boundary.
+
+    `bounds[j]` are the rows of piece j, laid out on `meshes[j]` as
+    `shardings[j]` (a NamedSharding of that mesh)."""
+
+    def __init__(self, bounds: Bounds, shardings: Sequence[NamedSharding],
+                 move: Callable[[jax.Array, NamedSharding], jax.Array]):
+        self.bounds = tuple(bounds)
+        self.shardings = list(shardings)
+        self.move = move
+        self.length = self.bounds[-1][1]
+        meshes = []
+        for sharding in self.shardings:
+            if not any(sharding.mesh is m or sharding.mesh == m
+                       for m in meshes):
+                meshes.append(sharding.mesh)
+        self.slot_meshes = meshes
+        self.sharding = self._union_sharding()
+        self.exact = self.sharding is not None and len(meshes) == len(
+            self.bounds) and all(
+            hi - lo == self.length // len(meshes) for lo, hi in self.bounds)
+
+    @classmethod
+    def abstract(cls, bounds: Bounds) -> "StackedArray":
+        """The layout of a stack over meshes without devices (an abstract
+        topology): none to speak of."""
+        array = cls.__new__(cls)
+        array.bounds = tuple(bounds)
+        array.shardings, array.move, array.slot_meshes = [], None, []
+        array.length = array.bounds[-1][1]
+        array.sharding, array.exact = None, False
+        return array
+
+    def _union_sharding(self) -> NamedSharding | None:
+        meshes = self.slot_meshes
+        if self.length % len(meshes):
+            return None
+        specs = {tuple(s.spec) for s in self.shardings}
+        kinds = {s.memory_kind for s in self.shardings}
+        union = union_mesh(meshes)
+        if union is None or len(specs) != 1 or len(kinds) != 1:
+            return None
+        spec = list(self.shardings[0].spec)
+        first = spec[0] if spec else None
+        head = (union.axis_names[0],) + (
+            () if first is None else
+            (first,) if isinstance(first, str) else tuple(first))
+        return NamedSharding(union, PartitionSpec(head, *spec[1:]),
+                             memory_kind=kinds.pop())
+
+    def describe(self) -> str:
+        if self.sharding is None:
+            return ("whole on the first mesh (the meshes differ in shape or "
+                    f"do not divide its {self.length} layers)")
+        if self.exact:
+            return f"{self.sharding.spec} over the meshes' devices, no copy"
+        return (f"{self.sharding.spec} over the meshes' devices; each call "
+                "moves the rows whose mesh differs")
+
+    # --- user array -> pieces -------------------------------------------
+
+    def _slots(self, x: jax.Array) -> list[jax.Array]:
+        """`x` (laid out as `self.sharding`) as one array per slot mesh."""
+        rows = self.length // len(self.slot_meshes)
+        spec = PartitionSpec(*self.shardings[0].spec)
+        out = []
+        for mesh in self.slot_meshes:
+            shape = (rows, *x.shape[1:])
+            out.append(jax.make_array_from_single_device_arrays(
+                shape, NamedSharding(mesh, spec,
+                                     memory_kind=self.sharding.memory_kind),
+                _mesh_shards(x, mesh)))
+        return out
+
+    def split(self, x: Any) -> list[jax.Array]:
+        """The pieces of `x` (one array of the whole stack), each laid out
+        as its mesh takes it."""
+        if self.sharding is None:
+            return [self.move(_rows(x, lo, hi), sharding) if isinstance(
+                x, jax.Array) else jax.device_put(
+                np.asarray(x)[lo:hi], sharding)
+                for (lo, hi), sharding in zip(self.bounds, self.shardings)]
+        if not (isinstance(x, jax.Array) and x.sharding == self.sharding):
+            x = self.move(x, self.sharding) if isinstance(x, jax.Array) and \
+                getattr(x, "_committed", False) else \
+                jax.device_put(x, self.sharding)
+        slots = self._slots(x)
+        if self.exact:
+            return slots
+        return [self._gather(slots, lo, hi, sharding)
+                for (lo, hi), sharding in zip(self.bounds, self.shardings)]
+
+    def _gather(self, slots: list[jax.Array], lo: int, hi: int,
+                sharding: NamedSharding) -> jax.Array:
+        """Rows [lo, hi) from the slots that hold them, on `sharding`."""
+        rows = self.length // len(slots)
+        parts = []
+        for s, slot in enumerate(slots):
+            a, b = max(lo, s * rows), min(hi, (s + 1) * rows)
+            if a >= b:
+                continue
+            part = slot if (a, b) == (s * rows, (s + 1) * rows) else \
+                _rows(slot, a - s * rows, b - s * rows)
+            parts.append(self.move(part, sharding))
+        return parts[0] if len(parts) == 1 else _concat(parts, sharding)
+
+    # --- pieces -> user array -------------------------------------------
+
+    def join(self, pieces: Sequence[jax.Array]) -> jax.Array:
+        """One array of the whole stack from its pieces."""
+        if self.sharding is None:
+            first = self.shardings[0]
+            return _concat([self.move(p, first) for p in pieces], first)
+        if self.exact:
+            slots = list(pieces)
+        else:
+            rows = self.length // len(self.slot_meshes)
+            spec = PartitionSpec(*self.shardings[0].spec)
+            slots = []
+            for s, mesh in enumerate(self.slot_meshes):
+                target = NamedSharding(mesh, spec,
+                                       memory_kind=self.sharding.memory_kind)
+                parts = []
+                for (lo, hi), piece in zip(self.bounds, pieces):
+                    a, b = max(lo, s * rows), min(hi, (s + 1) * rows)
+                    if a < b:
+                        part = piece if (a, b) == (lo, hi) else \
+                            _rows(piece, a - lo, b - lo)
+                        parts.append((a, self.move(part, target)))
+                parts.sort(key=lambda p: p[0])
+                values = [p for _, p in parts]
+                slots.append(values[0] if len(values) == 1
+                             else _concat(values, target))
+        shards = [shard for slot in slots for shard in
+                  (s.data for s in slot.addressable_shards)]
+        shape = (self.length, *pieces[0].shape[1:])
+        return jax.make_array_from_single_device_arrays(shape, self.sharding,
+                                                        shards)
+
+
+def _rows(x: Any, lo: int, hi: int) -> Any:
+    """Rows [lo, hi) of `x`, computed where `x` lives."""
+    if not isinstance(x, jax.Array):
+        return np.asarray(x)[lo:hi]
+    return _slicer(lo, hi)(x)
+
+
+_SLICERS: dict[tuple[int, int], Any] = {}
+
+
+def _slicer(lo: int, hi: int) -> Any:
+    fn = _SLICERS.get((lo, hi))
+    if fn is None:
+        fn = _SLICERS[(lo, hi)] = jax.jit(
+            lambda x: jax.lax.slice_in_dim(x, lo, hi, axis=0))
+    return fn
+
+
+def _concat(parts: Sequence[jax.Array], sharding: NamedSharding) -> jax.Array:
+    return _concatenate(sharding)(*parts)
+
+
+_CONCATS: dict[Any, Any] = {}
+
+
+def _concatenate(sharding: NamedSharding) -> Any:
+    fn = _CONCATS.get(sharding)
+    if fn is None:
+        fn = _CONCATS[sharding] = jax.jit(
+            lambda *xs: jax.numpy.concatenate(xs, axis=0),
+            out_shardings=sharding)
+    return fn
+
+
+class KeyArray:
+    """A typed PRNG key array (`jax.random.key`), which the program takes
+    and returns as its key data (uint32, the key's shape plus the
+    implementation's trailing dimensions)."""
+
+    def __init__(self, dtype: Any):
+        self.dtype = dtype
+
+    def split(self, x: Any) -> list[Any]:
+        if isinstance(x, jax.Array) and jax.dtypes.issubdtype(
+                x.dtype, jax.dtypes.prng_key):
+            return [jax.random.key_data(x)]
+        return [x]  # the key's data already, or refused by the checks
+
+    def join(self, values: Sequence[jax.Array]) -> jax.Array:
+        # The dtype's implementation: custom ones included.
+        return jax.random.wrap_key_data(values[0],
+                                        impl=self.dtype._impl)  # noqa: SLF001
+
+
+class Boundary:
+    """Per flat argument and per flat result of the user's function: None
+    (one program value, as it is), a `StackedArray` or a `KeyArray`."""
+
+    def __init__(self, inputs: Sequence[Any], outputs: Sequence[Any],
+                 in_counts: Sequence[int], out_counts: Sequence[int]):
+        self.in_layouts = list(inputs)
+        self.out_layouts = list(outputs)
+        self.in_counts = list(in_counts)
+        self.out_counts = list(out_counts)
+
+    def inputs(self, leaves: Sequence[Any]) -> list[Any]:
+        """The program's flat inputs from the user's flat arguments."""
+        values: list[Any] = []
+        for leaf, layout in zip(leaves, self.in_layouts):
+            if layout is None:
+                values.append(leaf)
+            else:
+                values += layout.split(leaf)
+        return values
+
+    def results(self, values: Sequence[Any]) -> list[Any]:
+        """The user's flat results from the program's."""
+        out, at = [], 0
+        for layout, count in zip(self.out_layouts, self.out_counts):
+            if layout is None:
+                out.append(values[at])
+            else:
+                out.append(layout.join(values[at:at + count]))
+            at += count
+        return out
+
+
+def stack_sharding(meshes: Sequence[Mesh],
+                   spec: PartitionSpec = PartitionSpec()) -> NamedSharding:
+    """The layout of a stack split evenly over `meshes` (distinct, of one
+    shape): its layer axis over the union of their devices, mesh j's
+    devices holding the j-th run of layers, laid out inside each mesh as
+    `spec` says of a piece (`spec[0]`, the layers within a mesh, usually
+    None)."""
+    union = union_mesh(list(meshes))
+    if union is None or len({id(m) for m in meshes}) != len(meshes):
+        raise ValueError("a stack is laid out over distinct meshes of one "
+                         "shape and axis names")
+    entries = list(spec) or [None]
+    head = entries[0]
+    inner = () if head is None else (head,) if isinstance(head, str) \
+        else tuple(head)
+    return NamedSharding(union, PartitionSpec((union.axis_names[0], *inner),
+                                              *entries[1:]))
