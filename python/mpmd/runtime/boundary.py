@@ -45,6 +45,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 __all__ = ["Boundary", "KeyArray", "StackedArray", "union_mesh"]
 
+try:  # the concrete array class, to wrap buffers without checks
+    from jax._src.array import ArrayImpl as _ArrayImpl
+except ImportError:  # another JAX: make_array_from_single_device_arrays
+    _ArrayImpl = None
+
 Bounds = tuple[tuple[int, int], ...]
 
 
@@ -96,6 +101,11 @@ class StackedArray:
         self.exact = self.sharding is not None and len(meshes) == len(
             self.bounds) and all(
             hi - lo == self.length // len(meshes) for lo, hi in self.bounds)
+        # The exact layout's buffers in each side's device order, made on
+        # first use (`_wrap`).
+        self._orders: tuple[list[list[int]], list[tuple[int, int]]] | None \
+            = None
+        self._avals: dict[Any, Any] = {}
 
     @classmethod
     def abstract(cls, bounds: Bounds) -> "StackedArray":
@@ -106,6 +116,7 @@ class StackedArray:
         array.shardings, array.move, array.slot_meshes = [], None, []
         array.length = array.bounds[-1][1]
         array.sharding, array.exact = None, False
+        array._orders, array._avals = None, {}
         return array
 
     def _union_sharding(self) -> NamedSharding | None:
@@ -161,6 +172,10 @@ class StackedArray:
             x = self.move(x, self.sharding) if isinstance(x, jax.Array) and \
                 getattr(x, "_committed", False) else \
                 jax.device_put(x, self.sharding)
+        if self.exact:
+            fast = self._cut_buffers(x)
+            if fast is not None:
+                return fast
         slots = self._slots(x)
         if self.exact:
             return slots
@@ -181,6 +196,64 @@ class StackedArray:
             parts.append(self.move(part, sharding))
         return parts[0] if len(parts) == 1 else _concat(parts, sharding)
 
+    # --- the exact layout's fast path: buffers rewrapped, no checks -------
+
+    def _buffer_orders(self) -> tuple[list[list[int]], list[tuple[int, int]]]:
+        """Per piece, the positions in the whole array's buffers (in its
+        sharding's device order) of the piece's buffers (in the piece's);
+        per buffer of the whole array, (piece, position)."""
+        if self._orders is None:
+            union = [d.id for d in
+                     self.sharding._addressable_device_assignment]  # noqa: SLF001
+            at = {device: i for i, device in enumerate(union)}
+            pieces, owner = [], {}
+            for j, sharding in enumerate(self.shardings):
+                ids = [d.id for d in
+                       sharding._addressable_device_assignment]  # noqa: SLF001
+                pieces.append([at[d] for d in ids])
+                owner.update({d: (j, k) for k, d in enumerate(ids)})
+            self._orders = (pieces, [owner[d] for d in union])
+        return self._orders
+
+    def _cut_buffers(self, x: jax.Array) -> list[jax.Array] | None:
+        """The pieces of `x` (laid out as `self.sharding`) as its own
+        buffers rewrapped: what `make_array_from_single_device_arrays`
+        does, in a few microseconds instead of about 20 per piece. None
+        where this JAX has no such internals (the public way then)."""
+        if _ArrayImpl is None:
+            return None
+        try:
+            buffers = x._arrays  # noqa: SLF001
+            orders, _ = self._buffer_orders()
+            avals = self._avals.get(x.aval)
+            if avals is None:
+                avals = self._avals[x.aval] = [
+                    x.aval.update(shape=(hi - lo, *x.shape[1:]))
+                    for lo, hi in self.bounds]
+            return [_ArrayImpl(aval, sharding, [buffers[i] for i in order],
+                               committed=True, _skip_checks=True)
+                    for aval, sharding, order in zip(avals, self.shardings,
+                                                     orders)]
+        except (AttributeError, TypeError):
+            return None
+
+    def _join_buffers(self, pieces: Sequence[jax.Array]) -> jax.Array | None:
+        if _ArrayImpl is None:
+            return None
+        try:
+            buffers = [p._arrays for p in pieces]  # noqa: SLF001
+            _, owners = self._buffer_orders()
+            first = pieces[0].aval
+            aval = self._avals.get(first)
+            if aval is None:
+                aval = self._avals[first] = first.update(
+                    shape=(self.length, *first.shape[1:]))
+            return _ArrayImpl(aval, self.sharding,
+                              [buffers[j][k] for j, k in owners],
+                              committed=True, _skip_checks=True)
+        except (AttributeError, TypeError):
+            return None
+
     # --- pieces -> user array -------------------------------------------
 
     def join(self, pieces: Sequence[jax.Array]) -> jax.Array:
@@ -189,6 +262,9 @@ class StackedArray:
             first = self.shardings[0]
             return _concat([self.move(p, first) for p in pieces], first)
         if self.exact:
+            fast = self._join_buffers(pieces)
+            if fast is not None:
+                return fast
             slots = list(pieces)
         else:
             rows = self.length // len(self.slot_meshes)
