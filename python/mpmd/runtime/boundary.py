@@ -70,6 +70,19 @@ def union_mesh(meshes: Sequence[Mesh]) -> Mesh | None:
                 if first.axis_types else None)
 
 
+# One object per layout: the arguments and the results of a program (and
+# of the next call) then share it, and a sharding compares by identity
+# first (equal meshes compare their devices, tens of microseconds).
+_LAYOUTS: dict[tuple, NamedSharding] = {}
+
+
+def _interned(sharding: NamedSharding) -> NamedSharding:
+    key = (tuple(d.id for d in sharding.mesh.devices.flat),
+           sharding.mesh.devices.shape, sharding.mesh.axis_names,
+           tuple(sharding.spec), sharding.memory_kind)
+    return _LAYOUTS.setdefault(key, sharding)
+
+
 def _mesh_shards(x: jax.Array, mesh: Mesh) -> list[Any]:
     """The single-device arrays of `x` on `mesh`'s devices (this process's),
     in the mesh's device order."""
@@ -133,8 +146,8 @@ class StackedArray:
         head = (union.axis_names[0],) + (
             () if first is None else
             (first,) if isinstance(first, str) else tuple(first))
-        return NamedSharding(union, PartitionSpec(head, *spec[1:]),
-                             memory_kind=kinds.pop())
+        return _interned(NamedSharding(union, PartitionSpec(head, *spec[1:]),
+                                       memory_kind=kinds.pop()))
 
     def describe(self) -> str:
         if self.sharding is None:
