@@ -101,7 +101,7 @@ class StackedArray:
     def __init__(self, bounds: Bounds, shardings: Sequence[NamedSharding],
                  move: Callable[[jax.Array, NamedSharding], jax.Array]):
         self.bounds = tuple(bounds)
-        self.shardings = list(shardings)
+        self.shardings = [_interned(s) for s in shardings]
         self.move = move
         self.length = self.bounds[-1][1]
         meshes = []
@@ -241,8 +241,9 @@ class StackedArray:
             avals = self._avals.get(x.aval)
             if avals is None:
                 avals = self._avals[x.aval] = [
-                    x.aval.update(shape=(hi - lo, *x.shape[1:]))
-                    for lo, hi in self.bounds]
+                    _aval((hi - lo, *x.shape[1:]), x.dtype, sharding)
+                    for (lo, hi), sharding in zip(self.bounds,
+                                                  self.shardings)]
             return [_ArrayImpl(aval, sharding, [buffers[i] for i in order],
                                committed=True, _skip_checks=True)
                     for aval, sharding, order in zip(avals, self.shardings,
@@ -259,8 +260,9 @@ class StackedArray:
             first = pieces[0].aval
             aval = self._avals.get(first)
             if aval is None:
-                aval = self._avals[first] = first.update(
-                    shape=(self.length, *first.shape[1:]))
+                aval = self._avals[first] = _aval(
+                    (self.length, *first.shape[1:]), first.dtype,
+                    self.sharding)
             return _ArrayImpl(aval, self.sharding,
                               [buffers[j][k] for j, k in owners],
                               committed=True, _skip_checks=True)
@@ -302,6 +304,15 @@ class StackedArray:
         shape = (self.length, *pieces[0].shape[1:])
         return jax.make_array_from_single_device_arrays(shape, self.sharding,
                                                         shards)
+
+
+def _aval(shape: tuple[int, ...], dtype: Any, sharding: NamedSharding) -> Any:
+    """The abstract value of an array of `shape` laid out as `sharding`
+    (what `jax.make_array_from_single_device_arrays` gives it)."""
+    from jax._src import core  # noqa: PLC0415
+
+    return core.update_aval_with_sharding(
+        core.ShapedArray(shape, dtype, weak_type=False), sharding)
 
 
 def _rows(x: Any, lo: int, hi: int) -> Any:
