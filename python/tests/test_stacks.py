@@ -226,6 +226,7 @@ def test_auto_counts_balance_the_meshes_other_work():
 @pytest.mark.parametrize("schedule, meshes", [
     ("interleaved-1f1b", ["m0", "m1", "m0", "m1"]),
     ("zero-bubble-v", ["m0", "m1", "m1", "m0"]),
+    ("dualpipe-v", ["m0", "m1", "m1", "m0"]),
 ])
 def test_a_mesh_may_hold_two_ranges_for_schedules_with_several_stages(
         schedule, meshes):
@@ -243,6 +244,21 @@ def test_a_mesh_may_hold_two_ranges_for_schedules_with_several_stages(
     lowered = function.lower(params, optimizer.init(params), *mlp_data())
     assert lowered.assignment["blocks[2:4]"] == (meshes[1], 1)
     assert lowered.assignment["blocks[4:6]"] == (meshes[2], 2)
+
+
+def test_zero_bubble_splits_each_pieces_backward():
+    topology = topology_of(2)
+    optimizer = optax.sgd(0.05)
+    step = adamw_step(mlp_loss, optimizer)
+    params = mlp_params(jax.random.PRNGKey(8))
+    config = mpmd.make_config(
+        topology, {"embed": "m0", "blocks": ["m0", "m1"], "head": "m1"},
+        partitioning_options={"pipeline_schedule": "zero-bubble-h1"})
+    function, _ = train_both(step, config, params, optimizer.init(params),
+                             mlp_data(), calls=2)
+    lowered = function.lower(params, optimizer.init(params), *mlp_data())
+    assert any(label.startswith("blocks[4:8](1)[w]")
+               for label in lowered.mesh_order()["m1"])
 
 
 def test_tensor_parallel_inside_each_mesh_keeps_its_layout():
