@@ -9,6 +9,7 @@
 #include "mpmd/Transforms/Export/Passes.h"
 #include "mpmd/Transforms/Import/Passes.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
+#include "mpmd/Transforms/Partition/PartitionPipeline.h"
 #include "mpmd/Testing/TestPasses.h"
 #include "mpmd/Transforms/Sharding/Passes.h"
 
@@ -30,5 +31,6 @@ void mlir::mpmd::registerAllPasses() {
   registerShardingPasses();
   registerTestPasses();
   registerExportPasses();
+  registerPartitionPipeline();
   registerShardyPipelineAliases();
 }

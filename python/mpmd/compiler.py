@@ -8,12 +8,14 @@ that jaxlib bundles, so both can be used side by side.
 Two roads in: textual pass pipelines (`run_pipeline`, `compile_to_plan`; for
 people and tests, as with mpmd-opt), and `Partitioner`, which `mpmd.jit`
 uses: the program is parsed once and partitioned with typed options
-(`ImportOptions`, `OptimizeOptions`); no pipeline text is built.
+(`ImportOptions`, `OptimizeOptions`) and the simple options as the
+compiler's own option text (`mpmd.options.compiler_options`); no pipeline
+text is built.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Callable, Mapping, NoReturn, Sequence
 
 from mpmd import _mpmd_compiler
@@ -102,9 +104,16 @@ def lower_to_ifrt(text: str, *,
                         source_name=source_name)
 
 
+# ImportOptions and OptimizeOptions hold what the compiler takes as typed
+# values or calls back for. The switches (infer-transfers, remat, ...) are
+# not fields here: they travel as the partition pipeline's option text
+# (`Partitioner.partition`'s `options`), so that a new one is declared once,
+# in mpmd/options.py, and needs no code on this road.
+
+
 @dataclass(frozen=True)
 class ImportOptions:
-    """Where names, arguments and results go, and what inference may add."""
+    """Where names, arguments and results go."""
 
     # name -> (mesh, stage or None); any string is a name.
     assignment: Mapping[str, tuple[str, int | None]] = field(
@@ -116,16 +125,16 @@ class ImportOptions:
     # values kept in another memory of their mesh.
     input_memory_kinds: Mapping[int, str] = field(default_factory=dict)
     output_memory_kinds: Mapping[int, str] = field(default_factory=dict)
-    infer_transfers: bool = False
-    infer_cross_mesh_reductions: bool = False
 
 
 @dataclass(frozen=True)
 class OptimizeOptions:
-    """The schedule, the split of backward fragments, and merges."""
+    """The schedule, merges, and activation offloading."""
 
     schedule: ScheduleKind = ScheduleKind.NONE
-    split_backward: bool = False
+    # The rest by keyword: split_backward came second, and a positional call
+    # written for it must fail rather than shift into `order`.
+    _: KW_ONLY
     # For ScheduleKind.EXPLICIT: called with the fragments (dicts, see
     # Partitioner.partition) and returns {mesh: [fragment key, ...]}.
     order: Callable[[list[dict[str, Any]]], Mapping[str, Sequence[str]]] \
@@ -134,11 +143,6 @@ class OptimizeOptions:
     # Called with the fragments; returns more (label, label) merge rules.
     merge_predicate: Callable[[list[dict[str, Any]]],
                               Sequence[tuple[str, str]]] | None = None
-    merge_last_stage: bool = False
-    # Recompute forward fragments right before their backward (after the
-    # schedule); merge_remat fuses each copy into that backward.
-    remat: bool = False
-    merge_remat: bool = False
     # Keep forward residuals in pinned host memory until their backward:
     # True for every forward, or the named computations whose forwards.
     offload_activations: bool | Sequence[str] = False
@@ -149,12 +153,13 @@ class Partitioner:
 
         partitioner = Partitioner(text)
         computations, tensors = partitioner.named_ops()
-        module, plan_json = partitioner.partition(ImportOptions(...),
-                                                  OptimizeOptions(...))
+        module, plan_json = partitioner.partition(
+            ImportOptions(...), OptimizeOptions(...),
+            ["infer-transfers=true", "remat=false"])
 
     `partition` runs import, optimize, sharding and export in one pipeline
-    and may be called once. Exceptions raised by `order` or
-    `merge_predicate` propagate as they are.
+    (the compiler's mpmd-partition) and may be called once. Exceptions
+    raised by `order` or `merge_predicate` propagate as they are.
     """
 
     def __init__(self, text: str, *,
@@ -182,10 +187,15 @@ class Partitioner:
                                         memory_limit=memory_limit,
                                         gpipe=gpipe)
 
-    def partition(self, imports: ImportOptions,
-                  optimize: OptimizeOptions) -> tuple[str, str]:
+    def partition(self, imports: ImportOptions, optimize: OptimizeOptions,
+                  options: Sequence[str] = ()) -> tuple[str, str]:
         """Returns the printed MPMD program and its execution plan (JSON
-        text, see `mpmd.runtime.plan`). Raises CompilerError."""
+        text, see `mpmd.runtime.plan`). `options`: the other options of
+        the compiler's mpmd-partition pipeline as its "NAME=VALUE" text
+        (`mpmd.options.compiler_options` makes them from
+        PartitioningOptions); options left out keep the compiler's
+        defaults, and a malformed one, or one that `imports` or `optimize`
+        carries, is a ValueError. Raises CompilerError."""
         try:
             return self._native.partition(
                 assignment=[(name, mesh, stage) for name, (mesh, stage)
@@ -194,20 +204,15 @@ class Partitioner:
                                           imports.input_memory_kinds),
                 output_assignment=_indexed(imports.output_assignment,
                                            imports.output_memory_kinds),
-                infer_transfers=imports.infer_transfers,
-                infer_cross_mesh_reductions=(
-                    imports.infer_cross_mesh_reductions),
                 schedule=optimize.schedule,
-                split_backward=optimize.split_backward,
                 order=optimize.order,
                 merge_rules=list(optimize.merge_rules),
                 merge_predicate=optimize.merge_predicate,
-                merge_last_stage=optimize.merge_last_stage,
-                remat=optimize.remat, merge_remat=optimize.merge_remat,
                 offload_activations=bool(optimize.offload_activations),
                 offload_names=([] if isinstance(optimize.offload_activations,
                                                 bool)
-                               else list(optimize.offload_activations)))
+                               else list(optimize.offload_activations)),
+                options=list(options))
         except _mpmd_compiler.DiagnosticError as error:
             _raise_compiler_error(error)
 

@@ -19,7 +19,7 @@
 #include "mpmd/Transforms/Import/AutoAssign.h"
 #include "mpmd/Transforms/Import/Passes.h"
 #include "mpmd/Transforms/Optimize/Passes.h"
-#include "mpmd/Transforms/Sharding/Passes.h"
+#include "mpmd/Transforms/Partition/PartitionPipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -533,6 +533,44 @@ toIndexed(const IndexedEntries &entries) {
   return result;
 }
 
+/// The partition pipeline's options from textual `NAME=VALUE` entries (the
+/// simple options mpmd/options.py declares once and turns into text), parsed
+/// as `mpmd-opt --mpmd-partition="..."` parses them, so that a new option
+/// needs no code here. The options given as arguments of their own (typed
+/// values, callbacks) may not come as text too: the arguments would win
+/// silently. Raises ValueError naming what is wrong.
+mlir::mpmd::PartitionOptions
+parsePartitionOptions(const std::vector<std::string> &entries) {
+  static constexpr llvm::StringLiteral kExplicit[] = {
+      "assignment", "input-assignment", "output-assignment",   "schedule",
+      "order",      "merge-rules",      "offload-activations", "offload-names"};
+  for (const std::string &entry : entries) {
+    llvm::StringRef name = llvm::StringRef(entry).split('=').first.trim();
+    if (llvm::is_contained(kExplicit, name))
+      throw nb::value_error(("partition option '" + name +
+                             "' is an argument of its own; it may not be "
+                             "given among the textual options")
+                                .str()
+                                .c_str());
+  }
+  std::string joined = llvm::join(entries, " ");
+  mlir::mpmd::PartitionPipelineOptions textual;
+  std::string report, optionError;
+  llvm::raw_string_ostream os(report);
+  mlir::mpmd::optionErrorSink = &optionError;
+  mlir::LogicalResult parsed = textual.parseFromString(joined, os);
+  mlir::mpmd::optionErrorSink = nullptr;
+  if (mlir::failed(parsed)) {
+    std::string reason = llvm::StringRef(report).trim().str();
+    if (!optionError.empty())
+      reason += (reason.empty() ? "" : "; ") + optionError;
+    throw nb::value_error(("invalid partition options '" + joined + "'" +
+                           (reason.empty() ? "" : ": " + reason))
+                              .c_str());
+  }
+  return textual.typed();
+}
+
 /// A program JAX lowered, parsed once and partitioned once by a typed
 /// request: import, optimize, sharding and export run as one pipeline on
 /// the parsed module, and schedules or merge predicates the client holds
@@ -656,35 +694,33 @@ public:
   nb::tuple partition(const AssignmentEntries &assignment,
                       const IndexedEntries &inputAssignment,
                       const IndexedEntries &outputAssignment,
-                      bool inferTransfers, bool inferCrossMeshReductions,
-                      mlir::mpmd::ScheduleKind schedule, bool splitBackward,
+                      mlir::mpmd::ScheduleKind schedule,
                       std::optional<nb::callable> order,
                       const std::vector<std::pair<std::string, std::string>>
                           &mergeRules,
                       std::optional<nb::callable> mergePredicate,
-                      bool mergeLastStage, bool remat, bool mergeRemat,
                       bool offloadActivations,
-                      const std::vector<std::string> &offloadNames) {
+                      const std::vector<std::string> &offloadNames,
+                      const std::vector<std::string> &options) {
     if (!module)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
-    mlir::mpmd::ImportOptions importOptions;
+    // The simple options (switches) from their text, then the values that
+    // come as arguments of their own.
+    mlir::mpmd::PartitionOptions partitionOptions =
+        parsePartitionOptions(options);
+    mlir::mpmd::ImportOptions &importOptions = partitionOptions.importOptions;
     for (auto &[name, mesh, stage] : assignment)
       importOptions.assignment.push_back({name, mesh, stage});
     importOptions.inputAssignment = toIndexed(inputAssignment);
     importOptions.outputAssignment = toIndexed(outputAssignment);
-    importOptions.inferTransfers = inferTransfers;
-    importOptions.inferCrossMeshReductions = inferCrossMeshReductions;
 
     PendingPythonError pending;
-    mlir::mpmd::OptimizeOptions optimizeOptions;
+    mlir::mpmd::OptimizeOptions &optimizeOptions =
+        partitionOptions.optimizeOptions;
     optimizeOptions.schedule = schedule;
-    optimizeOptions.splitBackward = splitBackward;
     for (auto &[first, second] : mergeRules)
       optimizeOptions.mergeRules.push_back({first, second});
-    optimizeOptions.mergeLastStage = mergeLastStage;
-    optimizeOptions.remat = remat;
-    optimizeOptions.mergeRemat = mergeRemat;
     optimizeOptions.offloadActivations = offloadActivations;
     optimizeOptions.offloadNames = offloadNames;
     // The providers refer to the callables on this frame: copies of them
@@ -741,10 +777,7 @@ public:
                                      std::string &ranPipeline) {
         std::unique_ptr<mlir::PassManager> pm =
             makePassManager(session->getContext(), position);
-        mlir::mpmd::addImportPipeline(*pm, importOptions);
-        mlir::mpmd::addOptimizePipeline(*pm, optimizeOptions);
-        mlir::mpmd::addShardingPipeline(*pm);
-        mlir::mpmd::addExportPipeline(*pm);
+        mlir::mpmd::addPartitionPipeline(*pm, partitionOptions);
         llvm::raw_string_ostream os(ranPipeline);
         pm->printAsTextualPipeline(os);
         os.flush();
@@ -914,28 +947,27 @@ NB_MODULE(_mpmd_compiler, m) {
            "split fits.")
       .def("partition", &Partitioner::partition, nb::kw_only(),
            nb::arg("assignment"), nb::arg("input_assignment"),
-           nb::arg("output_assignment"), nb::arg("infer_transfers") = false,
-           nb::arg("infer_cross_mesh_reductions") = false,
+           nb::arg("output_assignment"),
            nb::arg("schedule") = mlir::mpmd::ScheduleKind::kNone,
-           nb::arg("split_backward") = false,
            nb::arg("order").none() = nb::none(),
            nb::arg("merge_rules") =
                std::vector<std::pair<std::string, std::string>>(),
            nb::arg("merge_predicate").none() = nb::none(),
-           nb::arg("merge_last_stage") = false, nb::arg("remat") = false,
-           nb::arg("merge_remat") = false,
            nb::arg("offload_activations") = false,
            nb::arg("offload_names") = std::vector<std::string>(),
-           "Partitions the module (once). `assignment` is [(name, mesh, "
-           "stage or None)], the io assignments [(index, mesh, memory "
-           "kind or '')]. `order(fragments) -> {mesh: [key, ...]}` gives "
-           "an explicit schedule's order, `merge_predicate(fragments) -> "
-           "[(label, label)]` more merge rules; `remat` recomputes forward "
-           "fragments before their backward (`merge_remat` fuses the "
-           "copies into it); `offload_activations` keeps forward residuals "
-           "in pinned host memory until their backward (of the named "
-           "computations `offload_names`, all when empty); fragments are dicts "
-           "(origins as (name, transpose count) pairs, stage, "
-           "call_counter, mesh, kind, label, key). Returns (printed "
-           "MPMD module, execution plan as JSON text).");
+           nb::arg("options") = std::vector<std::string>(),
+           "Partitions the module (once) with the mpmd-partition pipeline. "
+           "`assignment` is [(name, mesh, stage or None)], the io "
+           "assignments [(index, mesh, memory kind or '')]. "
+           "`order(fragments) -> {mesh: [key, ...]}` gives an explicit "
+           "schedule's order, `merge_predicate(fragments) -> [(label, "
+           "label)]` more merge rules; `offload_activations` keeps forward "
+           "residuals in pinned host memory until their backward (of the "
+           "named computations `offload_names`, all when empty); fragments "
+           "are dicts (origins as (name, transpose count) pairs, stage, "
+           "call_counter, mesh, kind, label, key). `options` are the other "
+           "options of mpmd-partition as 'NAME=VALUE' text "
+           "(['infer-transfers=true', 'remat=false', ...]); a malformed one "
+           "is a ValueError. Returns (printed MPMD module, execution plan "
+           "as JSON text).");
 }

@@ -3,8 +3,10 @@
 // The runtime consumes JSON, not MLIR: it needs no MLIR passes and no MLIR
 // bindings beyond handing each program's text to XLA. Values are numbered:
 // the entry function's arguments first, then the results of each step.
+// The plan carries its format version (kExecutionPlanVersion below), which
+// the runtime checks before it reads anything else.
 //
-//   {"function": "main",
+//   {"version": 1, "function": "main",
 //    "meshes": [{"name": "m1", "axes": [["x", 2]]}],
 //    "inputs": [{"mesh": "m1", "shape": [4], "dtype": "f32", ...}],
 //    "outputs": [{"value": 3, "mesh": "m2", ...}],
@@ -39,6 +41,17 @@ using namespace mlir;
 using namespace mlir::mpmd;
 
 namespace {
+
+/// The format version of the plan, its "version" field. The runtime
+/// (python/mpmd/runtime/plan.py, PLAN_VERSION) reads exactly this version
+/// and refuses others, so bump it (and PLAN_VERSION, and add the new
+/// version to "Plan versions" in docs/runtime.md) with any change that a
+/// reader of the previous format would misread: a field or a step op the
+/// runtime must act on added, a field removed or renamed, or the meaning,
+/// unit or numbering of a field changed. A field a reader may ignore
+/// without running the program differently (a new optional annotation)
+/// needs no bump.
+constexpr int64_t kExecutionPlanVersion = 1;
 
 constexpr StringLiteral kShardingAttrName = "sdy.sharding";
 constexpr StringLiteral kMeshSymbol = "mesh";
@@ -390,7 +403,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   for (auto &[name, count] : callCounts)
     programs.getObject(name)->try_emplace("num_calls", count);
 
-  llvm::json::Object plan{{"function", entry.getSymName()},
+  llvm::json::Object plan{{"version", kExecutionPlanVersion},
+                          {"function", entry.getSymName()},
                           {"topology", printToString(topology)},
                           {"meshes", std::move(meshes)},
                           {"inputs", std::move(inputs)},

@@ -3,6 +3,10 @@
 The compiler emits it as JSON next to the exported MPMD module
 (`mpmd.compiler.compile_to_plan`); the runtime needs nothing else. Values are
 numbered: the program's inputs first, then each step's results.
+
+The JSON carries its format version (`"version"`); this module reads
+`PLAN_VERSION` only and refuses other plans with `PlanVersionError`
+(docs/runtime.md, "Plan versions", lists the versions and their fields).
 """
 
 from __future__ import annotations
@@ -14,10 +18,25 @@ from typing import Any
 
 import numpy as np
 
-from mpmd.origins import Origin, origins_from
+from mpmd.errors import MpmdError
+from mpmd.runtime.origins import Origin, origins_from
 
-__all__ = ["CallStep", "ExecutionPlan", "Layout", "MeshSpec", "ProgramSpec",
-           "TensorSpec", "TransferStep", "format_layout", "total_cost"]
+__all__ = ["CallStep", "ExecutionPlan", "Layout", "MeshSpec", "PLAN_VERSION",
+           "PlanVersionError", "ProgramSpec", "TensorSpec", "TransferStep",
+           "format_layout", "total_cost"]
+
+# The plan format this runtime reads: the compiler's kExecutionPlanVersion
+# (lib/Transforms/Export/ExecutionPlan.cpp says what bumps it). Plans are
+# read by the build that wrote them, or kept (the partition cache, a user's
+# file) and read by a later one: an exact match is the only safe check,
+# since a plan of another format would be misread rather than rejected.
+PLAN_VERSION = 1
+
+
+class PlanVersionError(MpmdError, ValueError):
+    """An execution plan of a format this runtime does not read (another
+    version, or none: written before plans carried one)."""
+
 
 _DTYPES = {
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32,
@@ -184,9 +203,15 @@ class ExecutionPlan:
     output_values: tuple[int, ...]
     programs: dict[str, ProgramSpec]
     steps: tuple[Step, ...] = field(default_factory=tuple)
+    # The format version the plan was written in: from_json reads only
+    # PLAN_VERSION, so a plan in hand always has it (plans built by hand
+    # take it by default).
+    version: int = PLAN_VERSION
 
     @classmethod
     def from_json(cls, text: str) -> "ExecutionPlan":
+        """Reads the compiler's JSON. Raises PlanVersionError, before
+        reading anything else, when the plan is not of PLAN_VERSION."""
         # A plan of 1024 microbatches is ~18k steps, ~17 MB of JSON: the
         # objects it makes hold no cycles, and the cyclic collector's passes
         # over a heap growing with them made reading it superlinear in M.
@@ -201,6 +226,7 @@ class ExecutionPlan:
     @classmethod
     def _from_json(cls, text: str) -> "ExecutionPlan":
         data = json.loads(text)
+        version = _check_version(data)
         steps: list[Step] = []
         for step in data["steps"]:
             if step["op"] == "call":
@@ -234,6 +260,7 @@ class ExecutionPlan:
                 p.get("reserved_bytes", 0))
                       for name, p in data["programs"].items()},
             steps=tuple(steps),
+            version=version,
         )
 
     def calls(self) -> list[CallStep]:
@@ -298,6 +325,25 @@ class ExecutionPlan:
         outs = ", ".join(f"%{v}" for v in self.output_values)
         lines.append(f"  return {outs}")
         return "\n".join(lines)
+
+
+def _check_version(data: Any) -> int:
+    """The plan's version, when it is the one this runtime reads."""
+    version = data.get("version")
+    # `type(...) is int`: JSON's true would equal 1.
+    if type(version) is int and version == PLAN_VERSION:
+        return version
+    # Whatever wrote the plan is older or newer than this runtime; the fix is
+    # the same either way: a plan from the compiler of this build.
+    found = ("has no version (it was written before plans carried one)"
+             if version is None else f"is of version {version!r}")
+    raise PlanVersionError(
+        f"this execution plan {found}; this runtime reads execution plan "
+        f"version {PLAN_VERSION} only. Partition the program again with "
+        "this build (mpmd.jit(...).lower(...), or "
+        "mpmd.compiler.compile_to_plan / mpmd.runtime.compile_module for an "
+        "exported MPMD module) to get a plan of version "
+        f"{PLAN_VERSION}, instead of reusing a stored one")
 
 
 def total_cost(plan: ExecutionPlan, costs: dict[str, Any]
