@@ -54,8 +54,9 @@ import jax
 
 from mpmd.runtime.plan import CallStep, ExecutionPlan, Step, TransferStep
 from mpmd.runtime.trace import (PROFILER, CallEvent, Trace, TraceError,
-                                TransferEvent, donates_inputs,
-                                prepare_traced_run, transfer_nbytes)
+                                TransferEvent)
+from mpmd.runtime.trace_record import (donates_inputs, prepare_traced_run,
+                                       transfer_nbytes)
 
 __all__ = ["SOURCES", "ProfileError", "ProfileUnavailable", "ProfiledEvent",
            "StepAnnotator", "check_source", "donates_inputs",
