@@ -41,7 +41,7 @@ def worker(args: argparse.Namespace) -> None:
     import models  # noqa: PLC0415
     import mpmd  # noqa: PLC0415
     import mpmd.distributed  # noqa: PLC0415
-    from mpmd.runtime import processes, transfer  # noqa: PLC0415
+    from mpmd.runtime import processes, remote, transfer  # noqa: PLC0415
 
     mpmd.distributed.initialize()
     me = jax.process_index()
@@ -84,7 +84,7 @@ def worker(args: argparse.Namespace) -> None:
             if processes.fully_addressable(
                     (*source.devices.flat, *target.devices.flat)):
                 return transfer(x, want)
-            return processes.cross_process_transfer(
+            return remote.cross_process_transfer(
                 x if processes.holds(source) else None, x.sharding, want,
                 (count,), np.float32)
 

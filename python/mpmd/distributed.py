@@ -5,7 +5,7 @@ the coordinator, process id and process count from `python -m mpmd.launch`
 (or given), gloo collectives on CPU (transfers between processes run as
 collective programs), a heartbeat timeout after which JAX stops every
 process of a job one of whose processes died, and mpmd's failure handling
-(`mpmd.runtime.processes.install_failure_handling`): an uncaught exception
+(`mpmd.runtime.failures.install_failure_handling`): an uncaught exception
 ends its process at once and stops the others with a message naming it,
 and a process that finishes waits at exit for the others. Calling
 `jax.distributed.initialize` yourself works too (on CPU set
@@ -65,6 +65,6 @@ def initialize(coordinator_address: str | None = None,
     jax.distributed.initialize(
         coordinator_address, num_processes, process_id,
         heartbeat_timeout_seconds=heartbeat_timeout_seconds, **kwargs)
-    from mpmd.runtime import processes  # noqa: PLC0415
+    from mpmd.runtime import failures  # noqa: PLC0415
 
-    processes.install_failure_handling()
+    failures.install_failure_handling()

@@ -48,15 +48,16 @@ import tempfile
 import threading
 import time
 
-__all__ = ["COORDINATOR", "FAILURE_FILE", "NUM_PROCESSES", "PROCESS_ID",
-           "launch", "main"]
+# The runtime writes the failure file, so the variable's name lives there.
+from mpmd.runtime.environment import FAILURE_FILE
+
+__all__ = ["COORDINATOR", "NUM_PROCESSES", "PROCESS_ID", "launch", "main",
+           # Re-exported from mpmd.runtime.failures for existing importers.
+           "FAILURE_FILE"]
 
 COORDINATOR = "JAX_COORDINATOR_ADDRESS"
 NUM_PROCESSES = "MPMD_NUM_PROCESSES"
 PROCESS_ID = "MPMD_PROCESS_ID"
-# Where a process that an uncaught exception ends writes what it raised,
-# for the launcher to name the process that failed first.
-FAILURE_FILE = "MPMD_FAILURE_FILE"
 
 
 def _free_port() -> int:

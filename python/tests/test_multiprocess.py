@@ -185,16 +185,16 @@ def test_a_killed_peer_is_an_mpmd_error_the_survivor_can_catch():
 def test_a_lost_peer_is_named_with_its_mesh_and_step():
     """The message for JAX's bare "Connection closed by peer": the process
     gone, the mesh it held, the plan step waiting on it."""
-    from mpmd.runtime import processes
+    from mpmd.runtime import failures, processes
 
-    processes.note_remote_transfer(7, "m2", "m3", "float32[4x8]@m3",
-                                   {1: ["m3"]})
+    failures.note_remote_transfer(7, "m2", "m3", "float32[4x8]@m3",
+                                  {1: ["m3"]})
     try:
         error = RuntimeError("Gloo collective permute failed: [pair.cc:547] "
                              "Connection closed by peer [127.0.0.1]:1")
         wrapped = ValueError("reading the loss")
         wrapped.__cause__ = error
-        lost = processes.lost_peer_error(wrapped)
+        lost = failures.lost_peer_error(wrapped)
         assert isinstance(lost, processes.ProcessLostError)
         import mpmd  # noqa: PLC0415
         assert processes.ProcessLostError is mpmd.ProcessLostError
@@ -203,16 +203,16 @@ def test_a_lost_peer_is_named_with_its_mesh_and_step():
         # Found again where it is the cause of a later error.
         later = RuntimeError("reading")
         later.__cause__ = lost
-        assert processes.lost_peer_error(later) is lost
-        message = str(processes.lost_peer_error(wrapped))
+        assert failures.lost_peer_error(later) is lost
+        message = str(failures.lost_peer_error(wrapped))
         assert message == (
             "a transfer across processes lost its peer: process 1 (holding "
             "mesh 'm3') stopped (killed, or ended) while step 7 of the plan, "
             "the transfer m2 -> m3 of float32[4x8]@m3, was waiting on it")
-        assert processes.lost_peer_error(RuntimeError("out of memory")) is None
+        assert failures.lost_peer_error(RuntimeError("out of memory")) is None
     finally:
-        processes._last_remote = None
-        processes._lost.clear()
+        failures._last_remote = None
+        failures._lost.clear()
 
 
 def test_launcher_reports_the_failed_process_and_its_code(tmp_path):
@@ -308,7 +308,7 @@ def test_transfers_between_meshes_sharing_devices_are_not_supported_yet():
     import numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from mpmd.runtime import processes
+    from mpmd.runtime import processes, remote
 
     devices = jax.devices()
     a = NamedSharding(Mesh(np.array(devices[:2]), ("x",)), PartitionSpec())
@@ -317,7 +317,7 @@ def test_transfers_between_meshes_sharing_devices_are_not_supported_yet():
     with pytest.raises(processes.ProcessError,
                        match="not supported yet: a transfer across processes "
                              "between meshes that share devices"):
-        processes.cross_process_transfer(x, a, b, (4,), np.float32)
+        remote.cross_process_transfer(x, a, b, (4,), np.float32)
 
 
 # --- A failure anywhere ends the job; results read on every process ---------
@@ -468,10 +468,10 @@ def test_what_fetch_cannot_read_is_said_the_same_everywhere(monkeypatch):
     import jax
     import numpy as np
 
-    from mpmd.runtime import processes
+    from mpmd.runtime import fetch, processes
 
     def traced(x):
-        processes._check_fetchable("x", x)
+        fetch._check_fetchable("x", x)
         return x
 
     with pytest.raises(processes.FetchError,
@@ -480,24 +480,24 @@ def test_what_fetch_cannot_read_is_said_the_same_everywhere(monkeypatch):
     with pytest.raises(processes.FetchError,
                        match=r"of dtype key<fry>: fetch "
                              r"jax\.random\.key_data\(x\) instead"):
-        processes._check_fetchable("k", jax.random.key(0))
-    monkeypatch.setattr(processes, "FETCH_LIMIT_BYTES", 16)
+        fetch._check_fetchable("k", jax.random.key(0))
+    monkeypatch.setattr(fetch, "FETCH_LIMIT_BYTES", 16)
     with pytest.raises(processes.FetchError,
                        match=r"small values: \['w'\] has 32 bytes, more "
                              r"than 16"):
-        processes._check_fetchable("['w']", jax.numpy.ones(8))
+        fetch._check_fetchable("['w']", jax.numpy.ones(8))
 
 
 def test_non_addressable_error_gets_a_note_naming_fetch():
-    from mpmd.runtime import processes
+    from mpmd.runtime import failures
 
     error = RuntimeError("Fetching value for `jax.Array` that spans "
                          "non-addressable (non process local) devices is "
                          "not possible.")
-    processes.add_fetch_note(error)
-    processes.add_fetch_note(error)  # once only
-    assert error.__notes__ == [processes.FETCH_NOTE]
-    assert "mpmd.fetch(x)" in processes.FETCH_NOTE
+    failures.add_fetch_note(error)
+    failures.add_fetch_note(error)  # once only
+    assert error.__notes__ == [failures.FETCH_NOTE]
+    assert "mpmd.fetch(x)" in failures.FETCH_NOTE
     # Also when it is the cause of what reached the top.
     try:
         try:
@@ -505,15 +505,15 @@ def test_non_addressable_error_gets_a_note_naming_fetch():
         except RuntimeError as inner:
             raise ValueError("while logging") from inner
     except ValueError as outer:
-        processes.add_fetch_note(outer)
-        assert outer.__notes__ == [processes.FETCH_NOTE]
+        failures.add_fetch_note(outer)
+        assert outer.__notes__ == [failures.FETCH_NOTE]
     for text in ("something else", "Closing over jax.Array that spans "
                  "non-addressable (non process local) devices is not "
                  "allowed."):
         other = RuntimeError(text)
-        processes.add_fetch_note(other)
+        failures.add_fetch_note(other)
         assert not getattr(other, "__notes__", None)
-    summary = processes._summary(error, None)
+    summary = failures._summary(error, None)
     assert summary.endswith("[mpmd: read it on every process with "
                             "mpmd.fetch(x)]"), summary
 

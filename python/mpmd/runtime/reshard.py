@@ -20,7 +20,8 @@ from jax.sharding import NamedSharding
 
 from mpmd.errors import MpmdError
 from mpmd.runtime import processes
-from mpmd.runtime.transfer import TransferError, transfer
+from mpmd.runtime.remote import cross_process_transfer
+from mpmd.runtime.transfers import TransferError, transfer
 
 __all__ = ["ReshardError", "reshard"]
 
@@ -104,7 +105,7 @@ def _move(leaf: Any, target: NamedSharding) -> jax.Array:
     me = jax.process_index()
     if not any(d.process_index == me for d in devices):
         return processes.empty_array(leaf.shape, leaf.dtype, target)
-    result = processes.cross_process_transfer(
+    result = cross_process_transfer(
         leaf if leaf.addressable_shards else None, source, target,
         leaf.shape, leaf.dtype)
     return (result if result is not None

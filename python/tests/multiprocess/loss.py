@@ -36,7 +36,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 
 import mpmd  # noqa: E402
 import mpmd.distributed  # noqa: E402
-from mpmd.runtime import processes  # noqa: E402
+from mpmd.runtime import failures  # noqa: E402
 
 
 def main() -> None:
@@ -88,7 +88,7 @@ def main() -> None:
             mpmd.fetch(loss, timeout_s=3)
         print(f"process {me}: done", flush=True)
     elif mode == "stuck":
-        processes.EXIT_WAIT_S = 3.0
+        failures.EXIT_WAIT_S = 3.0
         if me == 1:
             time.sleep(60)
         print(f"process {me}: finished", flush=True)

@@ -48,7 +48,7 @@ import numpy as np  # noqa: E402
 
 import mpmd  # noqa: E402
 import mpmd.distributed  # noqa: E402
-from mpmd.runtime import processes  # noqa: E402
+from mpmd.runtime import coordination  # noqa: E402
 
 MESHES = ["m1", "m2", "m3", "m4"]
 
@@ -125,7 +125,7 @@ def main() -> None:
                                                      assignment), None, None)
     step = mpmd.jit(function, config, in_shardings=in_shardings)
     if options.skip_compile_process is not None:
-        processes.AGREE_TIMEOUT_S = 5.0
+        coordination.AGREE_TIMEOUT_S = 5.0
         if options.skip_compile_process == me:
             time.sleep(15)
             return
