@@ -16,19 +16,15 @@ import numpy as np
 from jax.sharding import NamedSharding
 
 from mpmd.config import ConfigError
-from mpmd.runtime.transfer import relabel
+from mpmd.runtime.executable import ArgumentProblem
+from mpmd.runtime.placement import as_placed, fits
 from mpmd.shardings import off_topology, topology_devices
 
-__all__ = ["abstract", "argument_paths", "as_placed", "describe_mismatch",
+__all__ = ["abstract", "argument_paths", "as_placed", "describe_argument",
+           "describe_mismatch",
            "fits", "leaf_key", "leaf_paths", "normalize_argnums",
            "off_topology_as_host", "path_text", "split_static", "static_key",
            "topology_devices"]
-
-try:
-    from jax._src.array import ArrayImpl as _ARRAY_IMPL
-except ImportError:  # a JAX that moved it: the isinstance test alone
-    _ARRAY_IMPL = jax.Array
-
 
 def abstract(value: Any) -> Any:
     """What JAX traces for an argument: its shape and dtype only. Arrays on
@@ -56,63 +52,6 @@ def normalize_argnums(argnums: Sequence[int] | int, count: int
     return frozenset(i % count if count else i for i in argnums)
 
 
-def as_placed(leaves: Sequence[Any], expected: Sequence[tuple],
-              memo: dict[int, tuple[Any, Any]] | None = None
-              ) -> Sequence[Any] | None:
-    """`leaves` if every one is a live jax.Array already laid out as the
-    plan's input (so the call needs no copy and no check), with those whose
-    committed sharding is only equivalent to the input's (a
-    `SingleDeviceSharding` on a one-device mesh, other axis names) relabelled
-    without a copy; else None. `memo` keeps, per position, the last array
-    relabelled and its relabelling: a loop passing the same array again
-    (a batch, a constant) reuses it."""
-    if len(leaves) != len(expected):
-        return None
-    relabelled = None
-    for index, (value, (shape, dtype, sharding)) in enumerate(
-            zip(leaves, expected)):
-        # jax.Array's isinstance goes through its ABC: test the concrete
-        # class first.
-        if not ((value.__class__ is _ARRAY_IMPL or isinstance(value, jax.Array))
-                and value.shape == shape
-                and (value.dtype is dtype or value.dtype == dtype)
-                and not value.is_deleted()):
-            return None
-        if value.sharding == sharding:
-            continue
-        if not (value._committed  # noqa: SLF001
-                and _equivalent(value.sharding, sharding, len(shape))):
-            return None
-        if relabelled is None:
-            relabelled = list(leaves)
-        known = memo.get(index) if memo is not None else None
-        if known is not None and known[0] is value:
-            relabelled[index] = known[1]
-            continue
-        relabelled[index] = relabel(value, sharding)
-        if memo is not None:
-            memo[index] = (value, relabelled[index])
-    return leaves if relabelled is None else relabelled
-
-
-# (sharding, sharding, rank) -> whether they place the same pieces on the
-# same devices: asked once per pair of shardings, not at every call.
-_EQUIVALENCE: dict[tuple[Any, Any, int], bool] = {}
-
-
-def _equivalent(given: Any, wanted: Any, rank: int) -> bool:
-    key = (given, wanted, rank)
-    found = _EQUIVALENCE.get(key)
-    if found is None:
-        try:
-            found = bool(given.is_equivalent_to(wanted, rank))
-        except Exception:  # noqa: BLE001 - shardings JAX cannot compare
-            found = False
-        if len(_EQUIVALENCE) < 4096:
-            _EQUIVALENCE[key] = found
-    return found
-
-
 def off_topology_as_host(leaves: Sequence[Any], devices: frozenset
                          ) -> Sequence[Any]:
     """`leaves` with each array committed to a device outside the topology
@@ -132,28 +71,6 @@ def off_topology_as_host(leaves: Sequence[Any], devices: frozenset
                 replaced = list(leaves)
             replaced[index] = jax.ShapeDtypeStruct(value.shape, value.dtype)
     return leaves if replaced is None else replaced
-
-
-def fits(leaves: Sequence[Any], expected: Sequence[tuple]) -> bool:
-    """Whether a program lowered for `expected` inputs takes `leaves` as
-    they are: same shapes and dtypes, and every committed array already
-    laid out as the program's input (host data is placed by the call)."""
-    if len(leaves) != len(expected):
-        return False
-    for value, (shape, dtype, sharding) in zip(leaves, expected):
-        try:
-            if tuple(np.shape(value)) != tuple(shape) or \
-                    np.dtype(getattr(value, "dtype", type(value))) != dtype:
-                return False
-        except TypeError:  # not array-like: left to the call's checks
-            return False
-        if isinstance(value, jax.Array) and getattr(value, "_committed",
-                                                    False):
-            if not (value.sharding == sharding or
-                    value.sharding.is_equivalent_to(sharding,
-                                                    len(shape))):
-                return False
-    return True
 
 
 def static_key(value: Any) -> Any:
@@ -343,11 +260,7 @@ def _aux_text(node: Any) -> str:
 
 def _type_text(shape: Sequence[int], dtype: Any) -> str:
     """`float32[4,5]` (`float32[]` for a scalar), as jax.jit prints types."""
-    try:
-        name = np.dtype(dtype).name
-    except TypeError:  # a typed key's dtype: key<fry>
-        name = str(dtype)
-    return f"{name}[{','.join(map(str, shape))}]"
+    return f"{_dtype_name(dtype)}[{','.join(map(str, shape))}]"
 
 
 class _Report:
@@ -478,3 +391,31 @@ class _Report:
                 "again for these (calling the mpmd.jit function lowers "
                 "and compiles once per structure, as jax.jit does)")
 
+
+def _dtype_name(dtype: Any) -> str:
+    try:
+        return np.dtype(dtype).name
+    except TypeError:  # a typed key's dtype (key<fry>)
+        return str(dtype)
+
+
+def describe_argument(paths: Sequence[str]) -> Any:
+    """How `mpmd.jit` words a problem with an argument: by its pytree path
+    (`params['w1']`), as lowered."""
+    def describe(problem: ArgumentProblem) -> str:
+        index = problem.index
+        where = paths[index] if index < len(paths) else f"[{index}]"
+        if problem.kind == "deleted":
+            return (f"argument {where} was deleted (donated to an earlier "
+                    "call?); pass a live array")
+        shape, dtype = problem.expected
+        if problem.kind == "not_array":
+            return (f"argument {where} is a {problem.type_name}, not an "
+                    f"array; the program was lowered for shape {shape} and "
+                    f"dtype {_dtype_name(dtype)}")
+        return (f"argument {where} has shape {problem.shape} and dtype "
+                f"{_dtype_name(problem.dtype)}, but the program was lowered "
+                f"for shape {shape} and dtype {_dtype_name(dtype)}; lower "
+                "again for new shapes")
+
+    return describe

@@ -282,7 +282,8 @@ def test_a_step_that_donated_its_inputs_is_not_run_twice(step, monkeypatch):
     monkeypatch.setattr(profile, "trace_from_profile",
                         lambda *a, **k: (_ for _ in ()).throw(
                             ProfileError("unmappable")))
-    monkeypatch.setattr("mpmd.stages.donates_inputs", lambda plan: True)
+    monkeypatch.setattr("mpmd.runtime.executable.donates_inputs",
+                        lambda plan: True)
     with pytest.raises(ProfileError, match="unmappable") as info:
         compiled.run_traced(*args)
     assert jax.tree.structure(info.value.results) == \

@@ -41,6 +41,7 @@ from jax import lax
 from jax.extend import core as jex_core
 
 from mpmd import diagnostics
+from mpmd.runtime.boundary import StackPiece
 from mpmd.frontend.stacks import (eval_eqn, stack_concat_p, stack_pad_p,
                                   stack_slice_p)
 
@@ -52,15 +53,6 @@ Bounds = tuple[tuple[int, int], ...]
 
 class StackGatheredWarning(UserWarning):
     """A value of a stack split over meshes is joined whole on one mesh."""
-
-
-@dataclass(frozen=True)
-class StackPiece:
-    """How one input or result of the program is held: as the pieces of
-    stack `stack` (one per layer range of `bounds`, in order)."""
-
-    stack: str
-    bounds: Bounds
 
 
 class Piecewise:

@@ -37,13 +37,16 @@ copy each call; `Lowered` warns).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["Boundary", "KeyArray", "StackedArray", "union_mesh"]
+__all__ = ["Boundary", "KeyArray", "KeyImpl", "LeafIO", "ProgramIO",
+           "StackPiece", "StackedArray", "is_key", "stack_sharding",
+           "union_mesh"]
 
 try:  # the concrete array class, to wrap buffers without checks
     from jax._src.array import ArrayImpl as _ArrayImpl
@@ -347,6 +350,149 @@ def _concatenate(sharding: NamedSharding) -> Any:
             lambda *xs: jax.numpy.concatenate(xs, axis=0),
             out_shardings=sharding)
     return fn
+
+
+# --- how each argument and result crosses: the program's IO -----------------
+
+@dataclass(frozen=True)
+class StackPiece:
+    """How one input or result of the program is held: as the pieces of
+    stack `stack` (one per layer range of `bounds`, in order)."""
+
+    stack: str
+    bounds: Bounds
+
+
+def is_key(aval: Any) -> bool:
+    """Whether `aval` (or a dtype) is a typed PRNG key array's."""
+    dtype = getattr(aval, "dtype", aval)
+    try:
+        return bool(jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key))
+    except TypeError:
+        return False
+
+
+@dataclass(frozen=True)
+class LeafIO:
+    """How one flat argument (or result) of the user's function is held by
+    the program: `count` values; the pieces of split stack `stack` on
+    `meshes` (one per piece), or the data of a typed key of `key_impl`."""
+
+    count: int = 1
+    stack: StackPiece | None = None
+    meshes: tuple[str, ...] = ()
+    key_impl: Any = None
+
+    @property
+    def plain(self) -> bool:
+        return self.stack is None and self.key_impl is None
+
+    def piece_text(self, j: int) -> str:
+        """`[0:2]`: the rows piece j holds (empty for one value)."""
+        if self.stack is None:
+            return ""
+        lo, hi = self.stack.bounds[j]
+        return f"[{lo}:{hi}]"
+
+
+@dataclass(frozen=True)
+class ProgramIO:
+    inputs: tuple[LeafIO, ...]
+    outputs: tuple[LeafIO, ...]
+
+    @classmethod
+    def plain(cls, inputs: int, outputs: int) -> "ProgramIO":
+        """Every argument and result one program value, as it is."""
+        return cls(tuple(LeafIO() for _ in range(inputs)),
+                   tuple(LeafIO() for _ in range(outputs)))
+
+    @property
+    def identity(self) -> bool:
+        return all(leaf.plain for leaf in (*self.inputs, *self.outputs))
+
+    @property
+    def stacked(self) -> bool:
+        return any(leaf.stack is not None
+                   for leaf in (*self.inputs, *self.outputs))
+
+    @staticmethod
+    def _expand(values: Sequence[Any], leaves: Sequence[LeafIO],
+                piece: Callable[[Any, LeafIO, int], Any]) -> list[Any]:
+        out: list[Any] = []
+        for value, leaf in zip(values, leaves):
+            if leaf.plain:
+                out.append(value)
+            else:
+                out += [piece(value, leaf, j) for j in range(leaf.count)]
+        return out
+
+    def expand_inputs(self, values: Sequence[Any],
+                      piece: Callable[[Any, LeafIO, int], Any]) -> list[Any]:
+        """One value per program input from one per argument: `piece(value,
+        leaf, j)` for the program values of arguments not held as they are."""
+        return self._expand(values, self.inputs, piece)
+
+    def expand_outputs(self, values: Sequence[Any],
+                       piece: Callable[[Any, LeafIO, int], Any]) -> list[Any]:
+        return self._expand(values, self.outputs, piece)
+
+    @staticmethod
+    def _expand_dict(values: Mapping[int, Any], leaves: Sequence[LeafIO],
+                     piece: Callable[[Any, LeafIO, int], Any]
+                     ) -> dict[int, Any]:
+        out: dict[int, Any] = {}
+        at = 0
+        for index, leaf in enumerate(leaves):
+            for j in range(leaf.count):
+                value = piece(values.get(index), leaf, j) if not leaf.plain \
+                    else values.get(index)
+                if value is not None:
+                    out[at + j] = value
+            at += leaf.count
+        return out
+
+    def expand_input_dict(self, values: Mapping[int, Any],
+                          piece: Callable[[Any, LeafIO, int], Any]
+                          ) -> dict[int, Any]:
+        """{program input: value} from {argument: value}."""
+        return self._expand_dict(values, self.inputs, piece)
+
+    def expand_output_dict(self, values: Mapping[int, Any],
+                           piece: Callable[[Any, LeafIO, int], Any]
+                           ) -> dict[int, Any]:
+        return self._expand_dict(values, self.outputs, piece)
+
+    def input_of(self, program_index: int) -> tuple[int, int]:
+        """(argument, piece) of a program input."""
+        return _owner(self.inputs, program_index)
+
+    def output_of(self, program_index: int) -> tuple[int, int]:
+        return _owner(self.outputs, program_index)
+
+
+def _owner(leaves: Sequence[LeafIO], index: int) -> tuple[int, int]:
+    at = 0
+    for i, leaf in enumerate(leaves):
+        if index < at + leaf.count:
+            return i, index - at
+        at += leaf.count
+    raise IndexError(index)
+
+
+@dataclass(frozen=True)
+class KeyImpl:
+    """A typed key's implementation: its dtype, and the shape of the data
+    of one key (`(2,)` for threefry)."""
+
+    dtype: Any
+    key_shape: tuple[int, ...]
+
+    @classmethod
+    def of(cls, aval: Any) -> "KeyImpl":
+        data = jax.eval_shape(jax.random.key_data,
+                              jax.ShapeDtypeStruct((), aval.dtype))
+        return cls(aval.dtype, tuple(data.shape))
+
 
 
 class KeyArray:

@@ -24,10 +24,12 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
-from mpmd.runtime import processes
+from mpmd.runtime import failures, processes, remote
 from mpmd.runtime.plan import (CallStep, ExecutionPlan, Layout, TensorSpec,
                                TransferStep)
-from mpmd.runtime.program import MeshProgram, shape_key, transfer
+from mpmd.runtime.program import MeshProgram
+from mpmd.runtime.relocation import shape_key
+from mpmd.runtime.transfers import transfer
 from mpmd.runtime.trace import StepRecorder
 
 __all__ = ["HOST_MEMORY_KINDS", "PlanExecutor", "ProgramExecutionError",
@@ -237,7 +239,7 @@ class PlanExecutor:
         me = jax.process_index()
         if not any(d.process_index == me for d in devices):
             return processes.empty_array(x.shape, x.dtype, target)
-        moved = processes.cross_process_transfer(
+        moved = remote.cross_process_transfer(
             x if x.addressable_shards else None, x.sharding, target,
             x.shape, x.dtype)
         return (moved if moved is not None
@@ -265,22 +267,18 @@ class PlanExecutor:
         """Runs the plan on inputs already placed on their meshes."""
         if recorder is None and self.held is None:
             return self._run_fast(inputs)
-        if self.held is not None:
-            return self._run_held(inputs, recorder)
-        env: dict[int, jax.Array] = dict(enumerate(inputs))
-        for index, step in enumerate(self.plan.steps):
-            if isinstance(step, CallStep):
-                self._call(index, step, env, recorder)
-            else:
-                target = sharding_for(step.type, self.meshes)
-                if recorder:
-                    recorder.before(step)
-                env[step.output] = transfer(env[step.input], target)
-                if recorder:
-                    recorder.after(step, [env[step.output]])
-            for value in step.free:
-                env.pop(value, None)
-        return [env[value] for value in self.plan.output_values]
+        if self.held is None:
+            return self._walk(inputs, recorder)
+        try:
+            return self._walk(inputs, recorder)
+        except Exception as error:
+            lost = failures.lost_peer_error(error)
+            failure = error if lost is None else lost
+            # The other processes would wait for this one's transfers.
+            failures.report_failure(f"{type(failure).__name__}: {failure}")
+            if lost is None or lost is error:
+                raise
+            raise lost from error
 
     def _run_fast(self, inputs: Sequence[jax.Array]) -> list[jax.Array]:
         """`run` without a recorder, on one process: the plan flattened
@@ -380,33 +378,24 @@ class PlanExecutor:
             recorder.after(step, results)
         env.update(zip(step.outputs, results))
 
-    def _run_held(self, inputs: Sequence[jax.Array],
-                  recorder: "StepRecorder | None") -> list[jax.Array]:
-        """`run` as one process of several: the steps of the meshes this
-        process holds devices for, and its part of the transfers."""
-        try:
-            return self._run_held_steps(inputs, recorder)
-        except Exception as error:
-            lost = processes.lost_peer_error(error)
-            failure = error if lost is None else lost
-            # The other processes would wait for this one's transfers.
-            processes.report_failure(f"{type(failure).__name__}: {failure}")
-            if lost is None or lost is error:
-                raise
-            raise lost from error
-
     def _peers(self, step: Any) -> dict[int, list[str]]:
         return _peers_of(self.meshes, (step.source, step.target))
 
-    def _run_held_steps(self, inputs: Sequence[jax.Array],
-                        recorder: "StepRecorder | None") -> list[jax.Array]:
+    def _walk(self, inputs: Sequence[jax.Array],
+              recorder: "StepRecorder | None") -> list[jax.Array]:
+        """The plan step by step in Python: a traced or measured run
+        (`recorder` sees each step), or a run as one process of several,
+        which takes the steps of the meshes it holds devices of
+        (`self.held`; None: all) and its part of the transfers that cross
+        processes (`self.remote_transfers`). A result on another
+        process's mesh is an array without addressable shards."""
         held = self.held
         env: dict[int, jax.Array] = dict(enumerate(inputs))
         for index, step in enumerate(self.plan.steps):
             if isinstance(step, CallStep):
-                if step.mesh in held:
+                if held is None or step.mesh in held:
                     self._call(index, step, env, recorder)
-            elif step.source in held or step.target in held:
+            elif held is None or step.source in held or step.target in held:
                 target = sharding_for(step.type, self.meshes)
                 if recorder:
                     recorder.before(step)
@@ -414,10 +403,10 @@ class PlanExecutor:
                 if source is None:
                     moved = transfer(env[step.input], target)
                 else:
-                    processes.note_remote_transfer(
+                    failures.note_remote_transfer(
                         index, step.source, step.target, step.type.short(),
                         self._peers(step))
-                    moved = processes.cross_process_transfer(
+                    moved = remote.cross_process_transfer(
                         env.get(step.input), source, target, step.type.shape,
                         step.type.dtype)
                 if moved is not None:
@@ -425,6 +414,9 @@ class PlanExecutor:
                 if recorder:  # the sending side times its part
                     recorder.after(step, [moved] if moved is not None
                                    else [env[step.input]])
+                # The env alone holds the value: it is freed at its last
+                # use, which a run measuring memory sees.
+                moved = None
             for value in step.free:
                 env.pop(value, None)
         results = []

@@ -21,6 +21,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
+from mpmd.runtime.placement import equivalent, relabel, same_layout
 
 __all__ = ["TransferError", "transfer"]
 
@@ -50,14 +51,14 @@ def transfer(x: jax.Array, sharding: NamedSharding) -> jax.Array:
     if src == sharding and getattr(x, "_committed", True):
         return x
     ndim = x.ndim
-    if getattr(x, "_committed", True) and _equivalent(src, sharding, ndim):
+    if getattr(x, "_committed", True) and equivalent(src, sharding, ndim):
         return relabel(x, sharding)
     try:
         sharding.shard_shape(x.shape)
     except ValueError as e:
         raise TransferError(f"cannot lay out {x.dtype.name}{list(x.shape)} as {sharding}: {e}") from None
 
-    if _same_layout(src, sharding, ndim):
+    if same_layout(src, sharding, ndim):
         # Straight device-to-device copy of each shard (or no-op on the same devices).
         return jax.device_put(x, sharding)
 
@@ -184,16 +185,6 @@ def _assemble(x: jax.Array, dest: NamedSharding) -> jax.Array:
     return jax.make_array_from_single_device_arrays(shape, dest, arrays)
 
 
-def _same_layout(a: Any, b: NamedSharding, ndim: int) -> bool:
-    """True when `device_put` from `a` to `b` copies shards one to one."""
-    if len(a.device_set) != len(b.device_set):
-        return False
-    try:
-        return a._to_xla_hlo_sharding(ndim) == b._to_xla_hlo_sharding(ndim)
-    except Exception:  # noqa: BLE001 - shardings without an HLO form
-        return False
-
-
 @functools.lru_cache(maxsize=1024)
 def _reshard(target: NamedSharding) -> Any:
     """A jitted identity whose output has `target` (runs on the input's devices
@@ -203,41 +194,3 @@ def _reshard(target: NamedSharding) -> Any:
         return a
 
     return jax.jit(identity, out_shardings=target)
-
-
-def _equivalent(source: Any, target: NamedSharding, ndim: int) -> bool:
-    """Whether `source` puts the same pieces on the same devices as
-    `target` (a SingleDeviceSharding on a one-device mesh's device, a mesh
-    equal but for its axis names, ...), as jax's `is_equivalent_to` says."""
-    try:
-        return bool(source.is_equivalent_to(target, ndim))
-    except (AttributeError, TypeError, ValueError):
-        return False
-
-
-try:  # JAX's array class, for relabelling one buffer without checks
-    from jax._src.array import ArrayImpl as _ArrayImpl
-except ImportError:  # another JAX: relabel goes the public way
-    _ArrayImpl = None
-
-
-def relabel(x: jax.Array, sharding: NamedSharding) -> jax.Array:
-    """`x`'s own buffers, as an array laid out by `sharding`: no copy, for a
-    `sharding` equivalent to `x`'s (each device holds the same piece)."""
-    if _ArrayImpl is not None and sharding.mesh.size == 1:
-        # One buffer (what `jax.device_put(x, device)` makes for a
-        # one-device mesh): wrapped directly, about 2.5 us against 13 us
-        # through make_array_from_single_device_arrays.
-        try:
-            arrays = x._arrays  # noqa: SLF001
-            if len(arrays) == 1:
-                return _ArrayImpl(x.aval, sharding, arrays, committed=True,
-                                  _skip_checks=True)
-        except (AttributeError, TypeError):
-            pass  # another JAX: the public route below
-    buffers = {shard.device: shard.data for shard in x.addressable_shards}
-    return jax.make_array_from_single_device_arrays(
-        x.shape, sharding,
-        [buffers[device]
-         for device in sharding.addressable_devices_indices_map(x.shape)])
-

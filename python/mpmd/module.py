@@ -1,0 +1,197 @@
+"""The front door for exported MPMD modules: ours, or one the real
+Shardy:MPMD partitioned.
+
+    run = mpmd.runtime.compile_module(text, topology)
+    results = run(*arguments)          # main's flat arguments, in order
+
+`text` is an MPMD module as partitioning leaves it: `main` carries the
+topology and calls outlined SPMD programs with `mpmd.fragment_call`, moving
+values between meshes with `mpmd.transfer` (what `as_text("mpmd")` prints,
+`mpmd.jit`'s or Shardy:MPMD's). `topology` maps each mesh name of the
+module to a `jax.sharding.Mesh` of the declared axes.
+
+The compiler reads the execution plan off the module (the plan `mpmd.jit`
+runs, `mpmd.runtime.plan`); the runtime compiles every distinct program
+once for its mesh and runs the plan (`PlanExecutable`, under
+`CompiledModule`), as it does for `mpmd.jit`. In a job of several processes
+every process calls `compile_module` and the module the same way: each runs
+the programs of the meshes it holds devices of and its part of the
+transfers. This door needs the compiler, so it lives above the runtime
+(`mpmd.runtime.compile_module` is this function, for existing callers).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from jax.sharding import Mesh
+
+from mpmd.errors import CompilerError
+from mpmd.runtime.module import CompiledModule, ModuleError
+from mpmd.runtime.plan import ExecutionPlan, MeshSpec
+
+__all__ = ["compile_module"]
+
+
+# What compile_module needs, for messages that refuse a module.
+_EXPORTED = (
+    "compile_module runs an exported MPMD module, as `as_text(\"mpmd\")` of "
+    "mpmd.jit or of Shardy:MPMD prints it: a public `main` with a "
+    "`topology` attribute whose arguments and results are "
+    "!mpmd.mesh_tensor values, and whose body only calls outlined programs "
+    "(mpmd.fragment_call) and moves values between meshes (mpmd.transfer); "
+    "a module still holding mpmd.fragment, mpmd.named_computation or "
+    "mpmd.call ops in main has not been partitioned and exported")
+
+# The empty pass pipeline: the module is read as it is.
+_NO_PASSES = "builtin.module()"
+
+
+def compile_module(text: str, topology: Mapping[str, Mesh], *,
+                   source_name: str = "<module>") -> "CompiledModule":
+    """Compiles an exported MPMD module for `topology` and returns a
+    `CompiledModule`: call it with `main`'s arguments, flat and in order
+    (`jax.Array`s, numpy arrays or Python scalars), and it returns `main`'s
+    results as a list of `jax.Array`s.
+
+    `topology` maps every mesh name of the module's topology to a
+    `jax.sharding.Mesh` with the declared axis names and sizes, in order
+    (`<"m1" : <["data"=2, "model"=2]>>` takes `Mesh(devices.reshape(2, 2),
+    ("data", "model"))`), no two of them sharing a device; other meshes
+    in it are ignored. `source_name` names the text in the compiler's
+    messages.
+
+    Raises `CompilerError` when the compiler cannot read the module or
+    build its plan (its diagnostics name the op), `ModuleError` when the
+    topology does not fit the module, `ProgramCompileError` when XLA cannot
+    compile a program, `UnsupportedMemoryKindError` when a value is to live
+    in a memory its mesh's devices lack, and `ProcessError` when the
+    processes of a job compiled different modules or topologies.
+    """
+    start = time.perf_counter()
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    if not isinstance(text, str):
+        raise ModuleError(
+            f"compile_module takes the module as text (str), got "
+            f"{type(text).__name__}; pass str(module) or "
+            "lowered.as_text(\"mpmd\")")
+    meshes = _check_topology_type(topology)
+    try:
+        module_text, plan_json = _compile_to_plan(text, source_name)
+    except CompilerError as error:
+        raise _refused(error) from None
+    plan = ExecutionPlan.from_json(plan_json)
+    read = time.perf_counter()
+    meshes = _module_meshes(plan, meshes)
+    # Every process of a job must run the same plan on the same devices,
+    # or they would wait for each other's transfers forever.
+    compiled = CompiledModule.compile(module_text, plan, meshes,
+                                      f"module @{plan.function} "
+                                      f"({source_name})")
+    compiled.timings = {"plan": read - start,
+                        "compile": time.perf_counter() - read}
+    return compiled
+
+
+def _compile_to_plan(text: str, source_name: str) -> tuple[str, str]:
+    from mpmd.compiler import compile_to_plan  # noqa: PLC0415
+
+    return compile_to_plan(text, _NO_PASSES, source_name=source_name)
+
+
+def _refused(error: CompilerError) -> CompilerError:
+    """The compiler's error with its first diagnostic as the headline (the
+    op or argument at fault, where in the text) and, where the plan could
+    not be built, what an exported module is; the compiler's text is kept
+    as a note."""
+    first = next(iter(error.errors), None)
+    message = first.message if first is not None else error.summary
+    where = (f" (at {first.location})"
+             if first is not None and first.location else "")
+    notes: list[str] = []
+    if error.summary.startswith("failed to parse"):
+        headline = (f"compile_module: the module does not parse or verify: "
+                    f"{message}{where}")
+    elif message.startswith("not supported yet"):
+        # An exported module using what the runtime does not run yet.
+        headline = f"compile_module: {message}{where}"
+    else:
+        headline = (f"compile_module: the module is not an exported MPMD "
+                    f"module: {message}{where}")
+        notes = [f"note: {_EXPORTED}"]
+    return CompilerError(headline, error.diagnostics, notes=notes,
+                         retold=True)
+
+
+def _check_topology_type(topology: Any) -> dict[str, Mesh]:
+    if not isinstance(topology, Mapping):
+        raise ModuleError(
+            "compile_module takes the topology as a mapping of mesh name to "
+            f"jax.sharding.Mesh, got {type(topology).__name__}")
+    for name, mesh in topology.items():
+        if not isinstance(mesh, Mesh):
+            raise ModuleError(
+                f"topology[{name!r}] is a {type(mesh).__name__}, not a "
+                "jax.sharding.Mesh")
+    return dict(topology)
+
+
+def _declared(spec: MeshSpec) -> str:
+    """A mesh as the module's topology declares it: `<["x"=2]>`."""
+    axes = ", ".join(f'"{axis}"={size}' for axis, size in spec.axes)
+    return f"<[{axes}]>"
+
+
+def _mesh_axes(mesh: Mesh) -> tuple[tuple[str, int], ...]:
+    return tuple((str(axis), int(size))
+                 for axis, size in zip(mesh.axis_names, mesh.devices.shape))
+
+
+def _module_meshes(plan: ExecutionPlan,
+                   topology: dict[str, Mesh]) -> dict[str, Mesh]:
+    """The topology's meshes of the module, each checked against the
+    module's declaration."""
+    names = [spec.name for spec in plan.meshes]
+    missing = [name for name in names if name not in topology]
+    if missing:
+        quoted = ", ".join(repr(name) for name in missing)
+        raise ModuleError(
+            f"the topology has no mesh {quoted}: the module's main runs on "
+            f"meshes {', '.join(map(repr, names))}, and the topology given "
+            f"has {', '.join(map(repr, topology)) or 'none'}; add "
+            + "; ".join(f"{spec.name!r}: a Mesh of axes {_declared(spec)}"
+                        for spec in plan.meshes if spec.name in missing))
+    meshes = {}
+    for spec in plan.meshes:
+        mesh = topology[spec.name]
+        if spec.device_ids is not None:
+            raise ModuleError(
+                f"not supported yet: mesh {spec.name!r} of the module's "
+                f"topology lists device ids {list(spec.device_ids)}; "
+                "compile_module lays each mesh out as the jax Mesh given "
+                "for it")
+        if _mesh_axes(mesh) != spec.axes:
+            given = ", ".join(f'"{axis}"={size}'
+                              for axis, size in _mesh_axes(mesh))
+            shape = tuple(size for _, size in spec.axes)
+            axis_names = tuple(axis for axis, _ in spec.axes)
+            raise ModuleError(
+                f"mesh {spec.name!r} of the topology has axes <[{given}]>, "
+                f"but the module declares {spec.name!r} as "
+                f"{_declared(spec)}: give a Mesh of shape {shape} with axis "
+                f"names {axis_names}")
+        meshes[spec.name] = mesh
+    # A transfer between meshes on the same devices may hand over the very
+    # buffers a program of either mesh then donates.
+    owner: dict[int, str] = {}
+    for name, mesh in meshes.items():
+        for device in mesh.devices.flat:
+            if device.id in owner:
+                raise ModuleError(
+                    f"meshes {owner[device.id]!r} and {name!r} of the "
+                    f"topology share device {device.id}; each device "
+                    "belongs to one mesh of the module")
+            owner[device.id] = name
+    return meshes
