@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import collections.abc
-import logging
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from mpmd.schedules import rules as pipeline
-from mpmd.errors import MpmdError
+from mpmd.diagnostics import set_text as _set_text
+from mpmd.errors import AssignmentError, ConfigError
+from mpmd.options import (  # noqa: F401 - re-exported for their importers
+    SHARDY_OPTIONS, PartitioningOptions, checked_options,
+    validate_and_merge_partitioning_options)
+from mpmd.schedules.spellings import (  # noqa: F401 - re-exported
+    is_pipeline_schedule, schedule_from_spelling)
 from mpmd.stack_split import StackSplit, as_stack_split
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
@@ -21,116 +25,6 @@ __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
 # shardings; keep them simple. Assigned names (of named computations and
 # tensors) may be any non-empty string: they reach the compiler typed.
 _MESH_NAME = re.compile(r"^[A-Za-z0-9_.\-/()\[\]]+$")
-
-_LOG = logging.getLogger("mpmd")
-
-
-def _set_text(names: Any) -> str:
-    """`{'a', 'b'}`: names as a Python set prints them (sorted, so that
-    messages do not change from run to run)."""
-    return "{" + ", ".join(repr(n) for n in sorted(set(names), key=str)) + "}"
-
-
-class ConfigError(MpmdError, ValueError):
-    """The configuration is inconsistent; the message says what to change.
-    A ValueError too, as Shardy:MPMD raises for its configurations."""
-
-
-class AssignmentError(ConfigError, RuntimeError):
-    """The assignment does not fit the program's named computations: one is
-    not assigned to a mesh, or a nested one is assigned elsewhere than the
-    computation around it. Also a RuntimeError: Shardy:MPMD's compiler finds
-    these, and raises them as compile errors."""
-
-
-@dataclass(frozen=True, init=False)
-class PartitioningOptions(collections.abc.Mapping):
-    """How freely the partitioner may place what the user did not name.
-
-    Built from keyword arguments: our field names below, or Shardy:MPMD's
-    `mpmd_*` keys, whose `PartitioningOptions` is a dict built the same way
-    (`PartitioningOptions(mpmd_infer_transfers=True,
-    mpmd_pipeline_schedule="1F1B")`); each Shardy key becomes the field it
-    names (see SHARDY_OPTIONS). An unknown key, a non-boolean value of a
-    boolean Shardy option or a key given twice (as ours and Shardy's, with
-    different values) is a ConfigError.
-
-    Also a read-only mapping with Shardy:MPMD's keys, as its
-    `MpmdConfig.partitioning_options` dict is read:
-    `options["mpmd_split_bwd_fragments"]`, `options.get(...)`, `dict(options)`
-    (whose result `make_config` takes back). The keys are those of Shardy's
-    options that are fields here, and the ones only False can be given for;
-    `options["split_backward"]` (our field names) works too."""
-
-    # Let mesh inference add transfers where a nameless op needs values from
-    # several meshes (otherwise that is an error naming the op).
-    infer_transfers: bool = False
-    # Turn a sum (max, ...) of values from several meshes into a cross-mesh
-    # reduction.
-    infer_cross_mesh_reductions: bool = False
-    # A built-in name ("gpipe", "1f1b", "interleaved-1f1b",
-    # "zero-bubble-h1"; make_config also takes Shardy's names, "GPipe",
-    # and registry schedules by name, and stores what they name), a table
-    # {mesh: [fragment, ...]}, a comparator before(a, b) -> bool over
-    # mpmd.schedules.FragmentInfo, or a PipelineSchedule. None keeps the
-    # program order.
-    pipeline_schedule: Any = None
-    # Pairs of fragment labels to fuse per microbatch, e.g.
-    # [("layer3", "layer3(1)")], or a predicate over two FragmentInfo.
-    fragment_merge_rules: Any = ()
-    # Fuse each microbatch's forward and backward on the last stage.
-    merge_last_stage: bool = False
-    # Split backward fragments into input- and weight-gradient parts (needed
-    # by zero-bubble schedules; implied by "zero-bubble-h1").
-    split_backward: bool = False
-    # Rematerialize activations: each forward fragment is recomputed right
-    # before its backward, so its residuals do not stay alive while other
-    # microbatches run (Shardy's mpmd_fragment_remat); `merge_remat` fuses
-    # the recomputation into the backward program.
-    remat: bool = False
-    merge_remat: bool = False
-    # Offload activations: the residuals a forward fragment leaves for its
-    # backward wait in the mesh's pinned host memory while other
-    # microbatches run, and come back one fragment before the backward.
-    # True for every named computation, or the names of those whose
-    # forwards are offloaded (given as a list, kept as a tuple). Needs a
-    # backend with a "pinned_host" memory; not with `remat` (which leaves
-    # no residuals).
-    offload_activations: bool | tuple[str, ...] = False
-    # With make_config(topology, "auto") (or names assigned "auto"): the
-    # bytes per device each mesh may hold (parameters and the activations
-    # of the microbatches the schedule keeps in flight); None: no limit.
-    auto_memory_limit_bytes: int | None = None
-
-    def __init__(self, **options: Any):
-        values = _options_from_mapping(options, "PartitioningOptions(...)")
-        for option in fields(self):
-            object.__setattr__(self, option.name,
-                               values.get(option.name, option.default))
-
-    def _shardy_view(self) -> dict[str, Any]:
-        view: dict[str, Any] = {}
-        for key, target in SHARDY_OPTIONS.items():
-            if target == "unsupported":
-                view[key] = False
-            elif target is not None:
-                view[key] = getattr(self, target)
-        return view
-
-    def __getitem__(self, key: str) -> Any:
-        if key in _FIELD_NAMES:
-            return getattr(self, key)
-        view = self._shardy_view()
-        if key not in view:
-            raise KeyError(key)
-        return view[key]
-
-    def __iter__(self):
-        return iter(self._shardy_view())
-
-    def __len__(self) -> int:
-        return len(self._shardy_view())
-
 
 @dataclass(frozen=True)
 class MpmdConfig:
@@ -229,171 +123,6 @@ def is_abstract(mesh: Any) -> bool:
     import jax  # noqa: PLC0415
 
     return isinstance(mesh, jax.sharding.AbstractMesh)
-
-
-_FIELD_NAMES = frozenset(f.name for f in fields(PartitioningOptions))
-
-# Shardy:MPMD's partitioning option keys, and what each becomes here: a
-# field of PartitioningOptions, or None when the option changes nothing
-# here (what it asks for is what this compiler always does, or it is a hint
-# to an optimization we do not make), or "unsupported" when only its
-# default (False) can be honoured.
-SHARDY_OPTIONS: dict[str, str | None] = {
-    "mpmd_infer_transfers": "infer_transfers",
-    "mpmd_infer_cross_mesh_reductions": "infer_cross_mesh_reductions",
-    "mpmd_split_bwd_fragments": "split_backward",
-    "mpmd_pipeline_schedule": "pipeline_schedule",
-    # Export merges inferred fragments after scheduling; import merges
-    # them where that adds no dependency.
-    "mpmd_merge_inferred_after_scheduling": None,
-    "mpmd_absorb_inferred_fragments_on_entry_point_function": None,
-    # Constants are always copied into the fragments that read them.
-    "mpmd_copy_constant_creation_from_producer_to_consumer": None,
-    # Every mesh compiles its own programs; nothing assumes equal devices.
-    "mpmd_assume_homogeneous_devices": None,
-    "mpmd_fragment_remat": "remat",
-    "mpmd_merge_remat_fragments": "merge_remat",
-    "mpmd_apply_merge_transfers_pass": "unsupported",
-}
-
-# Shardy's pipeline schedule names and ours.
-_SHARDY_SCHEDULES = {"None": None, "1F1B": "1f1b", "GPipe": "gpipe",
-                     "ZeroBubbleH1": "zero-bubble-h1"}
-# Shardy's schedules that are registry schedules here.
-_SHARDY_REGISTRY_SCHEDULES = {
-    "Circular": "CIRCULAR",
-    "CircularWithReversedBackward": "CIRCULAR_WITH_REVERSED_BACKWARD",
-    "GPipeBut1F1BForLastMesh": "GPIPE_BUT_1F1B_FOR_LAST_MESH",
-    "ZeroBubbleH2ZeroTxLatency": "ZERO_BUBBLE_H2_ZERO_TX_LATENCY",
-    "ZeroBubbleH2HalfTxLatency": "ZERO_BUBBLE_H2_HALF_TX_LATENCY",
-    "ZeroBubbleH2FullTxLatency": "ZERO_BUBBLE_H2_FULL_TX_LATENCY",
-    "ParallelPipelinesWithWrapAround": "PARALLEL_PIPELINES_WITH_WRAP_AROUND",
-    # Ours, beyond Shardy (mpmd.schedules.v).
-    "ZeroBubbleV": "ZERO_BUBBLE_V",
-    "DualPipeV": "DUALPIPE_V",
-}
-# Our spellings of registry schedules (pipeline_schedule="zero-bubble-v").
-_REGISTRY_SPELLINGS = {"zero-bubble-v": "ZERO_BUBBLE_V",
-                       "dualpipe-v": "DUALPIPE_V"}
-
-
-def _registry_schedule(name: str) -> Any:
-    from mpmd.schedules import registry as pipeline_registry  # noqa: PLC0415
-
-    return pipeline_registry.get_pipeline_schedule(name)
-
-
-def schedule_from_spelling(value: Any) -> Any:
-    """A pipeline schedule as given to `pipeline_schedule=` or
-    `mpmd_pipeline_schedule`: Shardy's names ("GPipe", "1F1B",
-    "ZeroBubbleH1", "None", and the registry's "Circular", ...) and our
-    spellings of registry schedules ("zero-bubble-v") become the schedule
-    they name (our built-in name, or the registry's `PipelineSchedule`);
-    anything else (our built-in names, tables, comparators, schedules) is
-    returned as it is, for `_check_schedule` to judge."""
-    if not isinstance(value, str):
-        return value
-    if value in _SHARDY_SCHEDULES:
-        return _SHARDY_SCHEDULES[value]
-    if value in _SHARDY_REGISTRY_SCHEDULES:
-        return _registry_schedule(_SHARDY_REGISTRY_SCHEDULES[value])
-    if value in _REGISTRY_SPELLINGS:
-        return _registry_schedule(_REGISTRY_SPELLINGS[value])
-    return value
-
-
-def _shardy_schedule(value: Any) -> Any:
-    """`mpmd_pipeline_schedule`'s value: any spelling `schedule_from_spelling`
-    knows; another string is an error naming Shardy's."""
-    from mpmd.schedules import BUILTIN_SCHEDULES  # noqa: PLC0415
-
-    if isinstance(value, str) and value not in BUILTIN_SCHEDULES and \
-            value not in _REGISTRY_SPELLINGS and \
-            value not in _SHARDY_SCHEDULES and \
-            value not in _SHARDY_REGISTRY_SCHEDULES:
-        valid = sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])
-        raise ConfigError(f"Option mpmd_pipeline_schedule has value {value}, "
-                          "which is not a valid pipeline schedule; give one "
-                          f"of Shardy's names {valid} or a built-in name "
-                          f"{list(BUILTIN_SCHEDULES)}")
-    return schedule_from_spelling(value)
-
-
-def _options_from_mapping(options: Mapping[str, Any],
-                          given_as: str = "partitioning_options"
-                          ) -> dict[str, Any]:
-    """Our PartitioningOptions fields from a dict of ours, Shardy's keys, or
-    both. Unknown keys are an error naming `given_as` (what the user wrote:
-    `partitioning_options` or `PartitioningOptions(...)`), the closest
-    valid key and the valid ones."""
-    from mpmd.diagnostics import closest  # noqa: PLC0415
-
-    ours = {f.name for f in fields(PartitioningOptions)}
-    unknown = [key for key in options
-               if key not in ours and key not in SHARDY_OPTIONS]
-    if unknown:
-        # Shardy's words first ("contains unsupported options"), then what
-        # each key may have meant, then where the valid keys are.
-        hints = [f"{key!r}: did you mean {match!r}?" for key in unknown
-                 if (match := closest(str(key), [*ours, *SHARDY_OPTIONS]))]
-        raise ConfigError(
-            f"`{given_as}` contains unsupported options {_set_text(unknown)}"
-            ": unknown partitioning option"
-            + (f" ({'; '.join(hints)})" if hints else "")
-            + f"; valid: {sorted(ours)} or Shardy's {sorted(SHARDY_OPTIONS)}")
-    result: dict[str, Any] = {}
-    for key, value in options.items():
-        if key in ours:
-            target = key
-        elif key in SHARDY_OPTIONS:
-            target = SHARDY_OPTIONS[key]
-            if key != "mpmd_pipeline_schedule" and not isinstance(value, bool):
-                raise ConfigError(f"Option {key} has value {value!r}, which "
-                                  "is not a boolean. Give True or False")
-            if target == "unsupported":
-                if value:
-                    raise ConfigError(f"not supported yet: partitioning "
-                                      f"option {key!r} = True")
-                continue
-            if target is None:
-                continue
-            if key == "mpmd_pipeline_schedule":
-                value = _shardy_schedule(value)
-        if key == "pipeline_schedule":
-            value = schedule_from_spelling(value)
-        if target in result and result[target] != value:
-            raise ConfigError(f"partitioning options set {target!r} twice, "
-                              f"to {result[target]!r} and {value!r}")
-        result[target] = value
-    return result
-
-
-def validate_and_merge_partitioning_options(
-        pipeline_required_options: Mapping[str, Any] | None,
-        user_provided_options: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Shardy:MPMD's merge of a schedule's required options into the
-    user's: a conflict (the user set a required option to another value)
-    is a ConfigError listing each; options the user left out are added,
-    each with a warning logged (logger "mpmd"), as Shardy logs them."""
-    if pipeline_required_options is None:
-        return None if user_provided_options is None else dict(
-            user_provided_options)
-    user = dict(user_provided_options or {})
-    conflicts = [f"  - {key!r}: pipeline schedule requires {value}, but user "
-                 f"specified {user[key]}"
-                 for key, value in pipeline_required_options.items()
-                 if key in user and user[key] != value]
-    if conflicts:
-        raise ConfigError(
-            "Conflicting partitioning options detected:\n"
-            + "\n".join(conflicts)
-            + "\nRemove these options from the partitioning options, or give"
-            " them the values the pipeline schedule requires")
-    for key, value in pipeline_required_options.items():
-        if key not in user:
-            _LOG.warning("Setting partitioning option %r to %s (required by "
-                         "pipeline schedule)", key, value)
-    return {**user, **pipeline_required_options}
 
 
 def make_config(topology: Mapping[str, Any],
@@ -545,47 +274,8 @@ def make_config(topology: Mapping[str, Any],
                     f"kind {kind!r} is not one of {list(MEMORY_KINDS)}")
         normalized[name] = (target, stage)
 
-    if isinstance(partitioning_options, PartitioningOptions):
-        defaults = PartitioningOptions()
-        values = {f.name: getattr(partitioning_options, f.name)
-                  for f in fields(PartitioningOptions)
-                  if getattr(partitioning_options, f.name)
-                  != getattr(defaults, f.name)}
-    else:
-        values = _options_from_mapping(partitioning_options or {})
-    if "pipeline_schedule" in values:  # PartitioningOptions(...) given
-        values["pipeline_schedule"] = schedule_from_spelling(
-            values["pipeline_schedule"])
-    if pipeline_schedule is not None:
-        pipeline_schedule = schedule_from_spelling(pipeline_schedule)
-        given = values.get("pipeline_schedule")
-        if given is not None and given != pipeline_schedule:
-            raise ConfigError("the pipeline schedule is given twice (as "
-                              "pipeline_schedule= and in the partitioning "
-                              "options); give it once")
-        values["pipeline_schedule"] = pipeline_schedule
-    values = _with_required_options(values)
-    options = PartitioningOptions(**values)
-
-    options = replace(options, offload_activations=_offload_names(
-        options.offload_activations))
-    _check_schedule(options)
-    if options.offload_activations and options.remat:
-        raise ConfigError("offload_activations moves the residuals remat "
-                          "(mpmd_fragment_remat) recomputes instead: with "
-                          "both, nothing is left to offload; choose one")
-    if options.merge_remat and not options.remat:
-        raise ConfigError("merge_remat (mpmd_merge_remat_fragments) fuses "
-                          "recomputed forwards into their backward; it needs "
-                          "remat (mpmd_fragment_remat) = True")
-    limit = options.auto_memory_limit_bytes
-    if limit is not None and (not isinstance(limit, int) or limit <= 0):
-        raise ConfigError(f"auto_memory_limit_bytes is {limit!r}; give a "
-                          "positive number of bytes per mesh, or None")
-    if limit is not None and not auto:
-        raise ConfigError("auto_memory_limit_bytes bounds the automatic "
-                          "stage assignment: use it with make_config("
-                          "topology, \"auto\") or names assigned \"auto\"")
+    options = checked_options(partitioning_options, pipeline_schedule,
+                              auto)
     config = MpmdConfig(dict(topology), normalized, input_mesh_assignment,
                         output_mesh_assignment, options,
                         read_input_output_mesh_from_shardings, auto, stacks)
@@ -671,66 +361,6 @@ def _check_assigned_meshes(assignment: Mapping[str, Any],
             f"Invalid mesh name(s): {_set_text(missing)} not in the "
             f"topology's meshes {sorted(topology)} ({examples}); assign each "
             "name to a mesh of the topology")
-
-
-def _offload_names(value: Any) -> bool | tuple[str, ...]:
-    """offload_activations as PartitioningOptions keeps it: a bool, or a
-    non-empty tuple of named computation names."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) or not isinstance(value,
-                                                collections.abc.Iterable):
-        raise ConfigError(f"offload_activations is {value!r}; give True, "
-                          "False, or a list of named computation names")
-    names = tuple(value)
-    if not names:
-        raise ConfigError("offload_activations is an empty list; give True "
-                          "to offload every named computation's "
-                          "activations, or the names of some")
-    for name in names:
-        if not isinstance(name, str) or not name:
-            raise ConfigError(f"offload_activations names {name!r}, which "
-                              "is not a named computation name (a "
-                              "non-empty string)")
-    return names
-
-
-def is_pipeline_schedule(schedule: Any) -> bool:
-    """Whether `schedule` is a Shardy-style `mpmd.pipeline.PipelineSchedule`
-    (rule builders), as opposed to a name, a table or a comparator."""
-    return isinstance(schedule, pipeline.PipelineSchedule)
-
-
-def _with_required_options(values: dict[str, Any]) -> dict[str, Any]:
-    """A PipelineSchedule's required options merged into ours (a conflict
-    with an option set otherwise is an error)."""
-    schedule = values.get("pipeline_schedule")
-    if not is_pipeline_schedule(schedule):
-        return values
-    # `values` holds only what the user set: the required options fill in
-    # the rest, and contradict none of it.
-    return validate_and_merge_partitioning_options(
-        pipeline.required_options(schedule), values) or {}
-
-
-def _check_schedule(options: PartitioningOptions) -> None:
-    from mpmd.schedules import BUILTIN_SCHEDULES  # noqa: PLC0415
-
-    schedule = options.pipeline_schedule
-    if isinstance(schedule, str) and schedule not in BUILTIN_SCHEDULES:
-        raise ConfigError(f"unknown pipeline_schedule {schedule!r}; built-in "
-                          f"schedules: {list(BUILTIN_SCHEDULES)}, V "
-                          f"schedules: {list(_REGISTRY_SPELLINGS)}, Shardy's "
-                          f"names: {sorted([*_SHARDY_SCHEDULES, *_SHARDY_REGISTRY_SCHEDULES])}"
-                          ", or give a table {mesh: [fragment, ...]} or a "
-                          "comparator")
-    if is_pipeline_schedule(schedule):
-        return
-    if not (schedule is None or isinstance(schedule, (str, dict))
-            or callable(schedule)):
-        raise ConfigError("pipeline_schedule must be a built-in name, a "
-                          "table {mesh: [fragment, ...]} or a comparator "
-                          f"before(a, b) -> bool; got {type(schedule).__name__}")
 
 
 # Memory kinds a mesh name may carry in the input and output mesh

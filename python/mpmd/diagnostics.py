@@ -28,7 +28,8 @@ from typing import Iterable, Sequence
 
 from mpmd.errors import CompilerError, Diagnostic
 
-__all__ = ["closest", "did_you_mean", "retell", "user_stacklevel", "warn"]
+__all__ = ["closest", "did_you_mean", "retell", "set_text", "user_stacklevel",
+           "warn"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -163,3 +164,9 @@ def retell(error: CompilerError, *, arguments: Sequence[str],
             "pass host data and let mesh inference place it")
     return CompilerError(headline, error.diagnostics, notes=notes,
                          retold=True)
+
+
+def set_text(names: Iterable[object]) -> str:
+    """`{'a', 'b'}`: names as a Python set prints them (sorted, so that
+    messages do not change from run to run)."""
+    return "{" + ", ".join(repr(n) for n in sorted(set(names), key=str)) + "}"

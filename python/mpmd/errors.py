@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-__all__ = ["CompilerError", "CompilerWarning", "Diagnostic", "MpmdError"]
+__all__ = ["AssignmentError", "CompilerError", "CompilerWarning",
+           "ConfigError", "Diagnostic", "MpmdError"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,15 @@ def _format(summary: str, diagnostics: Sequence[Diagnostic],
         lines[0] += ":"
         lines.extend(str(d) for d in diagnostics)
     return "\n".join(lines)
+
+
+class ConfigError(MpmdError, ValueError):
+    """The configuration is inconsistent; the message says what to change.
+    A ValueError too, as Shardy:MPMD raises for its configurations."""
+
+
+class AssignmentError(ConfigError, RuntimeError):
+    """The assignment does not fit the program's named computations: one is
+    not assigned to a mesh, or a nested one is assigned elsewhere than the
+    computation around it. Also a RuntimeError: Shardy:MPMD's compiler finds
+    these, and raises them as compile errors."""

@@ -13,8 +13,10 @@ JAX's module with the topology.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import warnings
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import jax
 
@@ -24,7 +26,9 @@ from mpmd.compiler import (ImportOptions, OptimizeOptions, Partitioner,
 from mpmd.config import (AssignmentError, ConfigError, MpmdConfig,
                          is_abstract, is_pipeline_schedule, split_memory_kind)
 from mpmd.errors import MpmdError
+from mpmd.options import compiler_options
 from mpmd.runtime.executor import require_memory_kind
+from mpmd.shardings import ShardingError
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.schedules import loops as loop_schedules
 from mpmd.schedules.rules import to_mpmd
@@ -151,14 +155,15 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
                       loop_schedules.loop_merges(fragments, opts)
                       if pair not in found]
             return found
+    # The explicit values here; the switches (fields with compiler
+    # metadata) as the compiler's option text, named nowhere on this road.
     return partitioner.partition(
         ImportOptions(config.assignment, inputs, outputs, input_kinds,
-                      output_kinds, opts.infer_transfers,
-                      opts.infer_cross_mesh_reductions),
-        OptimizeOptions(kind, opts.split_backward, order,
-                        merge_pairs(rules, []), merge_predicate,
-                        opts.merge_last_stage, opts.remat, opts.merge_remat,
-                        opts.offload_activations))
+                      output_kinds),
+        OptimizeOptions(kind, order=order, merge_rules=merge_pairs(rules, []),
+                        merge_predicate=merge_predicate,
+                        offload_activations=opts.offload_activations),
+        compiler_options(opts))
 
 
 def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -350,3 +355,73 @@ def warn_stack_layouts(arrays: Sequence[tuple[str, Any]],
                 "layout over them, and each call gathers it on the first "
                 "mesh and cuts it again; use meshes of one shape and a "
                 "layer count they divide")
+
+
+@contextlib.contextmanager
+def tracing(config: MpmdConfig) -> Iterator[dict[str, Any]]:
+    """What tracing and lowering for MPMD need: named computations emitted
+    as mpmd ops, each seeing its mesh, loop bodies traced once, split
+    stacks split (the dict yielded gets what tracing found of each); a
+    concrete sharding of several meshes inside becomes a ShardingError."""
+    from mpmd.frontend import (  # noqa: PLC0415
+        emit_named_computations, named_computation_meshes, stacks,
+        traced_bodies)
+
+    topology = dict(config.topology)
+    meshes = {name: topology[split_memory_kind(mesh)[0]].abstract_mesh
+              for name, (mesh, _) in config.assignment.items()}
+    # A split stack's body sees its first mesh (the pieces' meshes have one
+    # shape where the stack is laid out over them).
+    meshes.update({name: topology[split.meshes[0]].abstract_mesh
+                   for name, split in config.stacks.items()})
+    with emit_named_computations(), named_computation_meshes(meshes), \
+            traced_bodies(), stacks.splitting(config.stacks) as found:
+        try:
+            yield found
+        except ValueError as error:
+            if "incompatible devices" not in str(error):
+                raise
+            raise ShardingError(
+                "the function uses concrete shardings of several meshes "
+                "inside (with_sharding_constraint or shard_map with a "
+                "jax.sharding.Mesh); inside a named computation give a "
+                "PartitionSpec (it resolves on the computation's mesh) "
+                "or mesh.abstract_mesh instead. JAX said: "
+                f"{error}") from None
+
+
+def piece_kind(kind: Any, leaf: Any, j: int) -> Any:
+    """A memory kind asked for a whole stack does not hold for its pieces
+    (they are the program's own); a key's data keeps its key's."""
+    return None if leaf.stack is not None else kind
+
+
+def stacks_assigned(config: MpmdConfig, splits: dict[str, Any]
+                    ) -> MpmdConfig:
+    """`config` with each piece of the split stacks traced assigned to its
+    mesh and stage."""
+    if not splits:
+        return config
+    assignment = dict(config.assignment)
+    for record in splits.values():
+        split = record.split
+        for j, piece in enumerate(record.pieces):
+            assignment[piece] = (split.meshes[j], split.stages[j])
+    return dataclasses.replace(config, assignment=assignment)
+
+
+def check_splits(config: MpmdConfig, splits: dict[str, Any],
+                  computations: set[str]) -> None:
+    """A computation assigned several meshes must have been split."""
+    for name in sorted(set(config.stacks) - set(splits)):
+        if name in computations:
+            raise AssignmentError(
+                f"named computation {name!r} is assigned the meshes "
+                f"{list(config.stacks[name].meshes)} but was not split: "
+                "JAX reused a trace of the function that calls it made "
+                "outside mpmd.jit (a jax.jit function traced before for "
+                "the same arguments); call that function without jax.jit "
+                "inside the step, or define it anew")
+        diagnostics.warn(
+            f"assignment entry {name!r} matches no named_computation of the "
+            "program" + diagnostics.did_you_mean(name, computations))

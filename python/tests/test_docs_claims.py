@@ -10,8 +10,9 @@ import pytest
 from meshes import MESHES, four_meshes
 
 from mpmd import pipeline_registry  # noqa: E402
-from mpmd.config import (_SHARDY_REGISTRY_SCHEDULES,  # noqa: E402
-                         _SHARDY_SCHEDULES, ConfigError, make_config)
+from mpmd.config import ConfigError, make_config  # noqa: E402
+from mpmd.schedules.spellings import (  # noqa: E402
+    _SHARDY_REGISTRY_SCHEDULES, _SHARDY_SCHEDULES)
 
 ASSIGNMENT = {f"layer{i}": (MESHES[i], i) for i in range(4)}
 # Shardy's name -> what our spelling of it gives.

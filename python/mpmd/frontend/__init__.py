@@ -16,20 +16,20 @@ from mpmd.frontend.microbatch import (
     scan_microbatches,
 )
 from mpmd.frontend.modules import label_modules
-from mpmd.frontend.primitives import (
+from mpmd.frontend.context import (
     CALL_COUNTER_ATTR,
-    FrontendError,
-    InvalidCallCounterError,
-    InvalidNameError,
     current_call_counter,
     emit_named_computations,
     inline_named_computations,
-    named_computation,
     named_computation_meshes,
-    named_computation_p,
-    named_tensor,
-    named_tensor_p,
 )
+from mpmd.frontend.errors import (
+    FrontendError,
+    InvalidCallCounterError,
+    InvalidNameError,
+)
+from mpmd.frontend.named_tensor import named_tensor, named_tensor_p
+from mpmd.frontend.primitives import named_computation, named_computation_p
 
 def _exclude_from_jax_locations() -> None:
     """JAX names an op by the innermost frame outside its own code; the

@@ -21,7 +21,7 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import mpmd as mpmd_dialect
 from jax.interpreters import ad, batching, mlir
 
-from mpmd.frontend.primitives import labels_lower_to_ops
+from mpmd.frontend.context import labels_lower_to_ops
 
 __all__ = ["broadcast", "broadcast_p", "reduce", "reduce_p"]
 

@@ -37,17 +37,11 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import mpmd as mpmd_dialect
 from jax.interpreters import ad, batching, mlir
 
-from mpmd.frontend.primitives import (
-    CALL_COUNTER_ATTR,
-    LOOP_SCHEDULE_ATTR,
-    FrontendError,
-    _INLINE,
-    _body_consts,
-    _is_zero,
-    _spec,
-    call_counter_scope,
-    flat_function,
-)
+from mpmd.frontend.context import (CALL_COUNTER_ATTR, LOOP_SCHEDULE_ATTR,
+                                   call_counter_scope, lowers_inline)
+from mpmd.frontend.errors import FrontendError
+from mpmd.frontend.primitives import (_body_consts, _is_zero, _spec,
+                                      flat_function)
 
 __all__ = ["bind_call", "bind_for", "emits_loops", "lift_closed_over",
            "mpmd_call_p", "mpmd_for_p", "traced_bodies"]
@@ -55,7 +49,7 @@ __all__ = ["bind_call", "bind_for", "emits_loops", "lift_closed_over",
 
 def emits_loops() -> bool:
     """True while `mpmd.jit` traces: loops become `mpmd.for` / `mpmd.call`."""
-    return not _INLINE.get()
+    return not lowers_inline()
 
 
 def lift_closed_over(closed: jex_core.ClosedJaxpr,
@@ -142,7 +136,7 @@ def _for_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                   schedule: str | None = None) -> Sequence[Any]:
     params = dict(body=body, iterations=iterations, lower=lower,
                   num_invariants=num_invariants, schedule=schedule)
-    if _INLINE.get():
+    if lowers_inline():
         return mlir.lower_fun(functools.partial(_for_unrolled, **params),
                               multiple_results=True)(ctx, *args)
     from jax._src.lib.mlir.dialects import hlo  # noqa: PLC0415
@@ -239,7 +233,7 @@ def _call_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                    jaxpr: jex_core.ClosedJaxpr,
                    call_counter: int,
                    schedule: str | None = None) -> Sequence[Any]:
-    if _INLINE.get():
+    if lowers_inline():
         return mlir.lower_fun(functools.partial(
             _call_unrolled, jaxpr=jaxpr, call_counter=call_counter),
             multiple_results=True)(ctx, *args)

@@ -61,11 +61,8 @@ import numpy as np
 
 from mpmd import diagnostics
 from mpmd.frontend.loops import bind_call, bind_for, emits_loops
-from mpmd.frontend.primitives import (
-    FrontendError,
-    call_counter_scope,
-    check_call_counter,
-)
+from mpmd.frontend.context import call_counter_scope, check_call_counter
+from mpmd.frontend.errors import FrontendError
 
 __all__ = ["InvalidLoopBoundsError", "UnrolledLoopWarning", "call",
            "fori_loop", "scan_microbatches"]
@@ -157,19 +154,12 @@ def compiler_schedule(schedule: Any) -> str | None:
     (`mpmd.schedules.loops`); None for none."""
     if schedule is None:
         return None
-    from mpmd.config import ConfigError, schedule_from_spelling  # noqa: PLC0415
-    from mpmd.schedules import BUILTIN_SCHEDULES, loops  # noqa: PLC0415
+    from mpmd.schedules import loops  # noqa: PLC0415
+    from mpmd.schedules.spellings import loop_schedule_name  # noqa: PLC0415
 
-    value = schedule_from_spelling(schedule)
+    value = loop_schedule_name(schedule)
     if isinstance(value, str):
-        if value in BUILTIN_SCHEDULES:
-            return value
-        raise ConfigError(
-            f"unknown loop schedule {schedule!r}; give a built-in name "
-            f"({', '.join(BUILTIN_SCHEDULES)}), a registry name "
-            "(\"zero-bubble-v\", Shardy's \"Circular\", ...), a table "
-            "{mesh: [fragment, ...]}, a comparator before(a, b) -> bool or "
-            "a PipelineSchedule")
+        return value
     return loops.register(value,
                           schedule if isinstance(schedule, str) else None)
 

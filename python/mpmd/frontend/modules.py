@@ -65,7 +65,8 @@ from typing import Any, Callable, Sequence, Union
 import jax
 import numpy as np
 
-from mpmd.frontend.primitives import FrontendError, named_computation
+from mpmd.frontend.errors import FrontendError
+from mpmd.frontend.primitives import named_computation
 
 __all__ = ["label_modules"]
 

@@ -50,11 +50,9 @@ below).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import inspect
-from typing import Any, Callable, Iterator, Sequence, TypeVar, overload
+from typing import Any, Callable, Sequence, TypeVar, overload
 
 import jax
 import numpy as np
@@ -65,160 +63,29 @@ from jax.extend.mlir import ir
 from jax.extend.mlir.dialects import mpmd as mpmd_dialect
 from jax.interpreters import ad, batching, mlir
 
-from mpmd.errors import MpmdError
+from mpmd.frontend.context import (CALL_COUNTER_ATTR, context_mesh,
+                                   current_call_counter, lowers_inline)
+from mpmd.frontend.errors import FrontendError, InvalidNameError
 
 __all__ = [
-    "CALL_COUNTER_ATTR",
     "FrontendError",
-    "InvalidCallCounterError",
     "InvalidNameError",
-    "current_call_counter",
-    "emit_named_computations",
-    "inline_named_computations",
+    "check_name",
+    "flat_function",
     "named_computation",
-    "named_computation_meshes",
     "named_computation_p",
-    "named_tensor",
-    "named_tensor_p",
+    "split_static_leaves",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class FrontendError(MpmdError, ValueError):
-    """A labelled JAX program cannot be traced or lowered for mpmd. A
-    ValueError too, as Shardy:MPMD's ops raise for what they refuse."""
-
-
-class InvalidNameError(FrontendError, ValueError):
-    """The name given to a named computation or named tensor is not valid."""
-
-
-class InvalidCallCounterError(FrontendError, ValueError):
-    """A call counter is not an int in [0, 2**32 - 1]."""
-
-
-# --- lowering mode, call counter, meshes: mpmd's tracing state -------------
-#
-# What mpmd's primitives read while they are traced and lowered lives in
-# context variables, not in JAX's config: a JAX config state that is part of
-# the tracing context changes the key of every trace JAX caches (when it is
-# registered, and whenever its value differs), so the first mpmd lowering
-# made a user's `jax.jit` functions trace and compile again. Nothing here
-# changes what JAX sees outside mpmd's own primitives. `mpmd.jit` traces
-# the user's function afresh (never from JAX's trace cache); a `jax.jit`
-# function called inside it may come from that cache, traced before in
-# another mode, and still computes the same numbers (`docs/runtime.md`).
-
-_INLINE: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "mpmd_inline_named_computations", default=True)
-
-
-@contextlib.contextmanager
-def _setting(variable: contextvars.ContextVar[Any], value: Any
-             ) -> Iterator[None]:
-    token = variable.set(value)
-    try:
-        yield
-    finally:
-        variable.reset(token)
-
-
-def inline_named_computations(enabled: bool = True) -> Any:
-    """Context manager: lower labels to plain StableHLO that XLA can run
-    (the default)."""
-    return _setting(_INLINE, bool(enabled))
-
-
-def emit_named_computations() -> Any:
-    """Context manager: lower labels to `mpmd.*` ops for the mpmd compiler
-    (what `mpmd.jit` does). It applies to what is traced and lowered inside;
-    JAX hands out a lowering it cached for the same function and arguments
-    without lowering again, so lower a function not lowered before
-    (`jax.jit(lambda *a: f(*a)).lower(...)`), as `mpmd.jit` does."""
-    return _setting(_INLINE, False)
-
-
-def labels_lower_to_ops() -> bool:
-    """Whether labels and annotations lower to `mpmd.*` ops now (under
-    `mpmd.jit`) rather than to their plain bodies."""
-    return not _INLINE.get()
-
-
-# --- call counter -----------------------------------------------------------
-
-#: The discardable attribute of `mpmd.named_computation` (and of the
-#: fragments made from it) that holds the microbatch, as a `ui32`.
-CALL_COUNTER_ATTR = "call_counter"
-# A loop's (or a Python loop of mpmd.call's) own pipeline schedule, on
-# mpmd.for and mpmd.call (docs/loops.md).
-LOOP_SCHEDULE_ATTR = "mpmd.loop_schedule"
-
-_MAX_CALL_COUNTER = 2**32 - 1
-
-# The counter of the innermost enclosing `mpmd.call` being traced (None:
-# none).
-_CALL_COUNTER: contextvars.ContextVar[int | None] = contextvars.ContextVar(
-    "mpmd_call_counter", default=None)
-
-
-def check_call_counter(counter: object) -> int:
-    """`counter` as an int, or `InvalidCallCounterError` naming it."""
-    if isinstance(counter, (bool, np.bool_)) or not isinstance(
-            counter, (int, np.integer)):
-        raise InvalidCallCounterError(
-            f"call_counter must be an int in [0, {_MAX_CALL_COUNTER}], got "
-            f"{counter!r} of type {type(counter).__name__}")
-    value = int(counter)
-    if value < 0:
-        raise InvalidCallCounterError(
-            f"call_counter must be non-negative, got call_counter={value} "
-            f"instead; counters are ui32s, in [0, {_MAX_CALL_COUNTER}]")
-    if value > _MAX_CALL_COUNTER:
-        raise InvalidCallCounterError(
-            f"call_counter must be in [0, {_MAX_CALL_COUNTER}] (it is a ui32),"
-            f" got {value}")
-    return value
-
-
-def current_call_counter() -> int | None:
-    """The counter of the innermost `mpmd.call` being traced, or None."""
-    return _CALL_COUNTER.get()
-
-
-def call_counter_scope(counter: int) -> Any:
-    """Context manager: named computations traced inside carry `counter`
-    (validated by the caller)."""
-    return _setting(_CALL_COUNTER, counter)
-
-
-# --- the mesh of a named computation -----------------------------------------
-
-# While `mpmd.jit` traces: name -> AbstractMesh, the mesh each named
-# computation is assigned to. Its body is traced with that mesh as the
-# context mesh, so `with_sharding_constraint(x, PartitionSpec(...))` and
-# `shard_map` without a mesh inside it resolve on the computation's mesh.
-_NAMED_MESHES: contextvars.ContextVar[dict[str, Any] | None] = \
-    contextvars.ContextVar("mpmd_named_computation_meshes", default=None)
-
-
-def named_computation_meshes(meshes: dict[str, Any]) -> Any:
-    """Context manager: named computations traced inside see the abstract
-    mesh `meshes[name]` as their context mesh."""
-    return _setting(_NAMED_MESHES, dict(meshes))
-
-
-def _context_mesh(name: str) -> Any:
-    mesh = (_NAMED_MESHES.get() or {}).get(name)
-    if mesh is None:
-        return contextlib.nullcontext()
-    return jax.sharding.use_abstract_mesh(mesh)
 
 
 # --- helpers ----------------------------------------------------------------
 
 
-def _check_name(name: object, what: str) -> str:
+def check_name(name: object, what: str) -> str:
     if not isinstance(name, str):
         raise InvalidNameError(
             f"{what} name must be a str, got {name!r} "
@@ -232,7 +99,7 @@ def _check_name(name: object, what: str) -> str:
 def _check_computation_name(name: object) -> str:
     """A named computation's name: any non-empty string but the names
     Shardy:MPMD keeps for its compiler, which it refuses too."""
-    _check_name(name, "named_computation")
+    check_name(name, "named_computation")
     if name == "main":
         raise InvalidNameError(
             'named_computations are not allowed to have "main" as their '
@@ -492,7 +359,7 @@ def _nc_lowering(ctx: mlir.LoweringRuleContext, *args: Any,
                  jaxpr: jex_core.ClosedJaxpr, name: str, transpose_count: int,
                  call_counter: int | None) -> Sequence[Any]:
     name_stack = ctx.name_stack.extend(name)
-    if _INLINE.get():
+    if lowers_inline():
         # A call of a private function holding the body (XLA inlines it),
         # named after the computation, as Shardy:MPMD lowers it under plain
         # jax.jit; its ops keep the computation's name in their locations.
@@ -674,7 +541,7 @@ def _bind_traced(flat_fn: Callable[..., list[Any]], flat_args: Sequence[Any],
     """Traces `flat_fn` on `flat_args` and binds one named computation of
     it: values it closes over that are tracers of an enclosing trace become
     leading operands; concrete constants stay in the body."""
-    with _context_mesh(name):
+    with context_mesh(name):
         closed = jax.make_jaxpr(flat_fn)(*flat_args)
     jaxpr, consts = closed.jaxpr, list(closed.consts)
     is_tracer = [isinstance(c, jax.core.Tracer) for c in consts]
@@ -732,44 +599,3 @@ def _with_static_args(fn: Callable[..., Any], name: str,
                                  name=name)(**arguments, **extra)
 
     return wrapped
-
-
-# --- named_tensor_p ---------------------------------------------------------
-
-named_tensor_p = jex_core.Primitive("mpmd_named_tensor")
-
-
-@named_tensor_p.def_impl
-def _nt_impl(x: Any, *, name: str) -> Any:
-    del name
-    return x
-
-
-@named_tensor_p.def_abstract_eval
-def _nt_abstract_eval(aval: Any, *, name: str) -> Any:
-    del name
-    return aval
-
-
-def _nt_transpose(ct: Any, x: Any, *, name: str) -> list[Any]:
-    del x
-    return [named_tensor_p.bind(ct, name=name)]
-
-
-def _nt_lowering(ctx: mlir.LoweringRuleContext, x: Any, *,
-                 name: str) -> Sequence[Any]:
-    del ctx
-    if _INLINE.get():
-        return [x]
-    return [mpmd_dialect.NamedTensorOp(x, name).result]
-
-
-ad.deflinear2(named_tensor_p, _nt_transpose)
-batching.defvectorized(named_tensor_p)
-mlir.register_lowering(named_tensor_p, _nt_lowering)
-
-
-def named_tensor(x: Any, name: str) -> Any:
-    """Names the array `x` (an identity); lowers to `mpmd.named_tensor`."""
-    _check_name(name, "named_tensor")
-    return named_tensor_p.bind(x, name=name)

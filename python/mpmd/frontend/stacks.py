@@ -38,7 +38,7 @@ from jax import lax
 from jax.extend import core as jex_core
 from jax.interpreters import ad, batching, mlir
 
-from mpmd.frontend.primitives import FrontendError
+from mpmd.frontend.errors import FrontendError
 from mpmd.stack_split import StackSplit, piece_name
 
 __all__ = ["SplitRecord", "bind_split", "split_of", "splitting",
@@ -263,10 +263,11 @@ def bind_split(flat_fn: Callable[..., list[Any]], flat_args: Sequence[Any],
     chained by the scan's carry. Returns the flat results: the scan's
     stacked results as `stack_concat_p` of the pieces'."""
     from mpmd.frontend.loops import lift_closed_over  # noqa: PLC0415
-    from mpmd.frontend.primitives import (  # noqa: PLC0415
-        _bind, _context_mesh, current_call_counter)
+    from mpmd.frontend.context import (  # noqa: PLC0415
+        context_mesh, current_call_counter)
+    from mpmd.frontend.primitives import _bind  # noqa: PLC0415
 
-    with _context_mesh(name):
+    with context_mesh(name):
         closed = jax.make_jaxpr(flat_fn)(*flat_args)
     body, lifted = lift_closed_over(closed)
     operands = [*lifted, *flat_args]
@@ -376,7 +377,7 @@ def bind_split(flat_fn: Callable[..., list[Any]], flat_args: Sequence[Any],
             for v in stacked]
         if position:
             piece_operands += carry_values
-        with _context_mesh(name):
+        with context_mesh(name):
             piece_jaxpr = jax.make_jaxpr(piece_fn(index, position))(
                 *piece_operands)
         piece_jaxpr, more = lift_closed_over(piece_jaxpr)
