@@ -20,7 +20,8 @@ from mpmd.runtime.executable import ArgumentProblem
 from mpmd.runtime.placement import as_placed, fits
 from mpmd.shardings import off_topology, topology_devices
 
-__all__ = ["abstract", "argument_paths", "as_placed", "describe_argument",
+__all__ = ["abstract", "argument_paths", "as_placed", "check_argnums",
+           "describe_argument",
            "describe_mismatch",
            "fits", "leaf_key", "leaf_paths", "normalize_argnums",
            "off_topology_as_host", "path_text", "split_static", "static_key",
@@ -43,6 +44,20 @@ def split_static(args: Sequence[Any], static: frozenset[int]
     dynamic = [a for i, a in enumerate(args) if i not in static]
     fixed = [a for i, a in enumerate(args) if i in static]
     return dynamic, fixed
+
+
+def check_argnums(value: Any, what: str) -> tuple[int, ...]:
+    """`static_argnums` / `donate_argnums` as a tuple of ints, as `jax.jit`
+    takes them (an int, or a sequence of ints); else a ConfigError."""
+    values = (value,) if isinstance(value, (int, np.integer)) else value
+    if isinstance(values, (str, bytes)) or not isinstance(
+            values, Sequence) or any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer))
+            for v in values):
+        raise ConfigError(f"{what} is {value!r}; give an int or a sequence "
+                          "of ints (positions of arguments), as jax.jit "
+                          "takes them")
+    return tuple(int(v) for v in values)
 
 
 def normalize_argnums(argnums: Sequence[int] | int, count: int

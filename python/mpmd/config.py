@@ -168,6 +168,40 @@ def make_config(topology: Mapping[str, Any],
       `mpmd.pipeline.PipelineSchedule` (its required options are merged
       into the partitioning options).
     """
+    if not isinstance(topology, Mapping):
+        raise ConfigError(
+            f"`topology` is a {type(topology).__name__}; give a mapping of "
+            "mesh name to jax.sharding.Mesh, e.g. {'m1': "
+            "jax.sharding.Mesh(devices, ('x',))}")
+    if not topology:
+        raise ConfigError("`topology` must have at least one mesh. Give one "
+                          "or more, e.g. {'m1': jax.sharding.Mesh(devices, "
+                          "('x',))}")
+    owner: dict[int, str] = {}
+    for name, mesh in topology.items():
+        _check_mesh_name(name)
+        _check_mesh(name, mesh)
+        if is_abstract(mesh):
+            continue
+        for device in mesh.devices.flat:
+            if device.id in owner:
+                raise ConfigError(
+                    f"meshes {owner[device.id]!r} and {name!r} share device "
+                    f"{device.id}; each device belongs to one mesh")
+            owner[device.id] = name
+    if not isinstance(read_input_output_mesh_from_shardings, bool):
+        raise ConfigError(
+            "read_input_output_mesh_from_shardings is "
+            f"{read_input_output_mesh_from_shardings!r} of type "
+            f"{type(read_input_output_mesh_from_shardings).__name__}; give "
+            "True or False")
+    if name_to_stage_assignment is not None and not isinstance(
+            name_to_stage_assignment, Mapping):
+        raise ConfigError(
+            f"name_to_stage_assignment is a "
+            f"{type(name_to_stage_assignment).__name__} "
+            f"({name_to_stage_assignment!r}); give a mapping of names to "
+            "stages, {name: 0}")
     if assignment is not None:
         if name_to_mesh_assignment is not None:
             raise ConfigError("give the assignment once: as the second "
@@ -193,9 +227,11 @@ def make_config(topology: Mapping[str, Any],
         auto = True
     name_to_mesh_assignment, stacks = _stack_splits(name_to_mesh_assignment,
                                                     topology, auto)
-    if input_mesh_assignment == ():
+    # `()` assigns nothing, as in Shardy (an array compares elementwise).
+    if isinstance(input_mesh_assignment, tuple) and not input_mesh_assignment:
         input_mesh_assignment = None
-    if output_mesh_assignment == ():
+    if isinstance(output_mesh_assignment, tuple) and \
+            not output_mesh_assignment:
         output_mesh_assignment = None
     if read_input_output_mesh_from_shardings and (
             input_mesh_assignment is not None
@@ -203,23 +239,6 @@ def make_config(topology: Mapping[str, Any],
         raise ConfigError("input_mesh_assignment and output_mesh_assignment "
                           "must be empty when "
                           "read_input_output_mesh_from_shardings is True")
-    if not topology:
-        raise ConfigError("`topology` must have at least one mesh. Give one "
-                          "or more, e.g. {'m1': jax.sharding.Mesh(devices, "
-                          "('x',))}")
-    owner: dict[int, str] = {}
-    for name, mesh in topology.items():
-        _check_mesh_name(name)
-        _check_mesh(name, mesh)
-        if is_abstract(mesh):
-            continue
-        for device in mesh.devices.flat:
-            if device.id in owner:
-                raise ConfigError(
-                    f"meshes {owner[device.id]!r} and {name!r} share device "
-                    f"{device.id}; each device belongs to one mesh")
-            owner[device.id] = name
-
     _check_assigned_meshes(name_to_mesh_assignment, topology)
     stages = dict(name_to_stage_assignment or {})
     negative = [stage for stage in stages.values()
@@ -250,7 +269,8 @@ def make_config(topology: Mapping[str, Any],
                 raise ConfigError(f"assignment[{name!r}] must be a mesh name "
                                   f"or (mesh name, stage), got {target!r}")
             target, stage = target
-            if not isinstance(stage, int) or stage < 0:
+            if isinstance(stage, bool) or not isinstance(stage, int) or \
+                    stage < 0:
                 raise ConfigError(f"assignment[{name!r}] has stage {stage!r}; "
                                   "stages are integers >= 0")
         if name in stages:
@@ -259,7 +279,8 @@ def make_config(topology: Mapping[str, Any],
                                   f"assignment and {stages[name]} in "
                                   "name_to_stage_assignment")
             stage = stages[name]
-            if not isinstance(stage, int) or stage < 0:
+            if isinstance(stage, bool) or not isinstance(stage, int) or \
+                    stage < 0:
                 raise ConfigError(f"name_to_stage_assignment[{name!r}] is "
                                   f"{stage!r}; stages are integers >= 0")
         if target not in topology:
@@ -382,6 +403,13 @@ def _check_io_meshes(which: str, spec: Any, topology: Mapping[str, Any]) -> None
     leaves = (list(spec.values()) if isinstance(spec, dict)
               and all(isinstance(k, int) for k in spec)
               else jax.tree_util.tree_leaves(spec))
+    for target in leaves:
+        if target is not None and not isinstance(target, str):
+            raise ConfigError(
+                f"{which} holds {target!r} of type {type(target).__name__}; "
+                "give a pytree prefix of the values with a mesh name (or "
+                "\"mesh#memory_kind\", or None) per leaf, or {flat index: "
+                "mesh name}")
     missing = {_assigned_mesh(target) for target in leaves
                if target is not None} - set(topology)
     if missing:

@@ -47,12 +47,16 @@ import sys
 import tempfile
 import threading
 import time
+from typing import Any
 
+from mpmd.errors import MpmdError
 # The runtime writes the failure file, so the variable's name lives there.
 from mpmd.runtime.environment import FAILURE_FILE
 
-__all__ = ["COORDINATOR", "NUM_PROCESSES", "PROCESS_ID", "launch", "main",
-           # Re-exported from mpmd.runtime.failures for existing importers.
+__all__ = ["COORDINATOR", "LaunchError", "NUM_PROCESSES", "PROCESS_ID",
+           "launch", "main",
+           # Re-exported from mpmd.runtime.environment for existing
+           # importers.
            "FAILURE_FILE"]
 
 COORDINATOR = "JAX_COORDINATOR_ADDRESS"
@@ -172,9 +176,9 @@ def launch(command: list[str], count: int, *, devices: int | None = None,
            timeout: float | None = None, verbose: bool = False) -> int:
     """Runs `command` as `count` processes; returns the job's exit code.
     Each process's stdout and stderr go to the launcher's, line by line,
-    prefixed with `[i] `."""
-    if count < 1:
-        raise ValueError(f"the number of processes must be at least 1, got {count}")
+    prefixed with `[i] `. A malformed argument is a `LaunchError` naming
+    it."""
+    _check_arguments(command, count, devices, port, grace, timeout)
     address = f"127.0.0.1:{port or _free_port()}"
     failures = tempfile.mkdtemp(prefix="mpmd-launch-")
     children = []
@@ -269,6 +273,41 @@ def _supervise(children: list[subprocess.Popen], grace: float,
     return 0
 
 
+class LaunchError(MpmdError, ValueError):
+    """An argument of `launch` cannot start a job as given."""
+
+
+def _check_arguments(command: Any, count: Any, devices: Any, port: Any,
+                     grace: Any, timeout: Any) -> None:
+    def whole(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool)
+
+    if isinstance(command, (str, bytes)) or not isinstance(
+            command, (list, tuple)) or not command or not all(
+            isinstance(part, str) for part in command):
+        raise LaunchError(f"launch: command is {command!r}; give the "
+                          "program and its arguments as a list of strings, "
+                          "e.g. [sys.executable, 'train.py']")
+    if not whole(count) or count < 1:
+        raise LaunchError(f"launch: count (the number of processes) is "
+                          f"{count!r}; give an int of at least 1")
+    if devices is not None and (not whole(devices) or devices < 1):
+        raise LaunchError(f"launch: devices (CPU devices per process) is "
+                          f"{devices!r}; give an int of at least 1, or None")
+    if port is not None and (not whole(port) or not 0 < port < 65536):
+        raise LaunchError(f"launch: port is {port!r}; give a port number "
+                          "(1-65535), or None for a free one")
+    for name, value, least in (("grace", grace, 0.0),
+                               ("timeout", timeout, None)):
+        if value is None and name == "timeout":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or value < 0 or (least is None and value == 0):
+            raise LaunchError(f"launch: {name} is {value!r}; give a number "
+                              "of seconds (> 0)" + (", or None" if name ==
+                                                   "timeout" else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mpmd.launch",
@@ -298,6 +337,17 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     if options.nprocs < 1:
         parser.error(f"-n must be at least 1, got {options.nprocs}")
+    if options.devices_per_process is not None and \
+            options.devices_per_process < 1:
+        parser.error("--devices-per-process must be at least 1, got "
+                     f"{options.devices_per_process}")
+    if options.port is not None and not 0 < options.port < 65536:
+        parser.error(f"--port must be a port number (1-65535), got "
+                     f"{options.port}")
+    if options.grace < 0:
+        parser.error(f"--grace must be >= 0 seconds, got {options.grace}")
+    if options.timeout is not None and options.timeout <= 0:
+        parser.error(f"--timeout must be > 0 seconds, got {options.timeout}")
     if not os.path.exists(options.script):
         parser.error(f"no such script: {options.script}")
     return launch([sys.executable, options.script, *options.args],

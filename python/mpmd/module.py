@@ -77,6 +77,10 @@ def compile_module(text: str, topology: Mapping[str, Mesh], *,
             f"compile_module takes the module as text (str), got "
             f"{type(text).__name__}; pass str(module) or "
             "lowered.as_text(\"mpmd\")")
+    if not isinstance(source_name, str):
+        raise ModuleError(
+            f"compile_module: source_name must be a str, got "
+            f"{source_name!r} of type {type(source_name).__name__}")
     meshes = _check_topology_type(topology)
     try:
         module_text, plan_json = _compile_to_plan(text, source_name)

@@ -227,6 +227,12 @@ def _options_from_mapping(options: Mapping[str, Any],
     valid key and the valid ones."""
     from mpmd.diagnostics import closest  # noqa: PLC0415
 
+    if not isinstance(options, Mapping):
+        raise ConfigError(
+            f"`{given_as}` is {options!r} of type {type(options).__name__}; "
+            "give a mapping of option names to values (ours or Shardy's "
+            "mpmd_* keys), e.g. {\"pipeline_schedule\": \"1f1b\"}, or a "
+            "PartitioningOptions")
     ours = {f.name for f in fields(PartitioningOptions)}
     unknown = [key for key in options
                if key not in ours and key not in SHARDY_OPTIONS]
@@ -260,6 +266,8 @@ def _options_from_mapping(options: Mapping[str, Any],
                 value = shardy_schedule(value)
         if key == "pipeline_schedule":
             value = schedule_from_spelling(value)
+        elif key in ours:
+            value = _typed(key, value, given_as)
         if target in result and result[target] != value:
             raise ConfigError(f"partitioning options set {target!r} twice, "
                               f"to {result[target]!r} and {value!r}")
@@ -274,6 +282,14 @@ def validate_and_merge_partitioning_options(
     user's: a conflict (the user set a required option to another value)
     is a ConfigError listing each; options the user left out are added,
     each with a warning logged (logger "mpmd"), as Shardy logs them."""
+    for what, given in (("pipeline_required_options",
+                         pipeline_required_options),
+                        ("user_provided_options", user_provided_options)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ConfigError(
+                f"validate_and_merge_partitioning_options: `{what}` is "
+                f"{given!r} of type {type(given).__name__}; give a mapping "
+                f"of option names to values or None")
     if pipeline_required_options is None:
         return None if user_provided_options is None else dict(
             user_provided_options)
@@ -295,13 +311,67 @@ def validate_and_merge_partitioning_options(
     return {**user, **pipeline_required_options}
 
 
+# The options that are switches: True or False (NumPy's bools too).
+_SWITCHES = frozenset(["infer_transfers", "infer_cross_mesh_reductions",
+                       "merge_last_stage", "split_backward", "remat",
+                       "merge_remat"])
+
+
+def _typed(name: str, value: Any, given_as: str) -> Any:
+    """`value` of option `name` as PartitioningOptions keeps it, or a
+    ConfigError naming the option, the value and the type it takes: a
+    string "no" for a switch would otherwise turn it on."""
+    import numpy as np  # noqa: PLC0415 - the config needs no JAX
+
+    def refuse(takes: str) -> ConfigError:
+        return ConfigError(
+            f"{given_as}[{name!r}] is {value!r} of type "
+            f"{type(value).__name__}; give {takes}")
+
+    if name in _SWITCHES:
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        raise refuse("True or False")
+    if name == "fragment_merge_rules":
+        return _merge_rules(value, refuse)
+    if name == "auto_memory_limit_bytes":
+        if value is None:
+            return None
+        if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, np.integer)):
+            raise refuse("a number of bytes per mesh (an int), or None")
+        return int(value)
+    if name == "offload_activations" and isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _merge_rules(value: Any, refuse: Any) -> Any:
+    """fragment_merge_rules as kept: a predicate `merge(a, b) -> bool`
+    over two FragmentInfo, or a tuple of (label, label) pairs."""
+    if callable(value):
+        return value
+    takes = ("a list of (label, label) pairs, e.g. [('layer3', "
+             "'layer3(1)')], or a predicate merge(a, b) -> bool")
+    if isinstance(value, (str, bytes, collections.abc.Mapping)) or \
+            not isinstance(value, collections.abc.Iterable):
+        raise refuse(takes)
+    pairs = []
+    for rule in value:
+        if not (isinstance(rule, (tuple, list)) and len(rule) == 2
+                and all(isinstance(label, str) and label for label in rule)):
+            raise refuse(takes + f" ({rule!r} is not such a pair)")
+        pairs.append(tuple(rule))
+    return tuple(pairs)
+
+
 def _offload_names(value: Any) -> bool | tuple[str, ...]:
     """offload_activations as PartitioningOptions keeps it: a bool, or a
     non-empty tuple of named computation names."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) or not isinstance(value,
-                                                collections.abc.Iterable):
+    if isinstance(value, (str, collections.abc.Mapping)) or not isinstance(
+            value, collections.abc.Iterable):
         raise ConfigError(f"offload_activations is {value!r}; give True, "
                           "False, or a list of named computation names")
     names = tuple(value)

@@ -194,6 +194,13 @@ def stack_sharding(topology: Mapping[str, Any], meshes: Sequence[str],
 
     from mpmd.runtime.boundary import stack_sharding as sharding  # noqa: PLC0415
 
+    if isinstance(meshes, str) or not isinstance(meshes, (list, tuple)) \
+            or not all(isinstance(m, str) for m in meshes):
+        raise _error(f"stack_sharding: meshes must be a list of mesh names, "
+                     f"got {meshes!r}")
+    if spec is not None and not isinstance(spec, PartitionSpec):
+        raise _error(f"stack_sharding: spec must be a "
+                     f"jax.sharding.PartitionSpec or None, got {spec!r}")
     missing = [m for m in meshes if m not in topology]
     if missing:
         raise _error(f"stack_sharding: meshes {missing} are not in the "

@@ -535,14 +535,18 @@ class MpmdFunction:
         if not isinstance(config, MpmdConfig):
             raise ConfigError("mpmd.jit needs a config from mpmd.make_config,"
                               f" got {type(config).__name__}")
+        if not callable(fn):
+            raise ConfigError(f"mpmd.jit partitions a function; got "
+                              f"{type(fn).__name__} {fn!r}")
         self.fn = fn
         self.config = config
-        self.static_argnums = ((static_argnums,) if isinstance(
-            static_argnums, int) else tuple(static_argnums))
+        self.static_argnums = arguments.check_argnums(static_argnums,
+                                                      "static_argnums")
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
-        self.donate_argnums = ((donate_argnums,) if isinstance(
-            donate_argnums, int) else tuple(donate_argnums or ()))
+        self.donate_argnums = arguments.check_argnums(
+            () if donate_argnums is None else donate_argnums,
+            "donate_argnums")
         self._cache: dict[Any, Compiled] = {}
         # The last program called and its argument structure: a call whose
         # arrays are already laid out as its inputs runs it without
@@ -554,7 +558,9 @@ class MpmdFunction:
         `jax.jit(f).trace`); `.lower()` partitions it."""
         start = time.perf_counter()
         static = arguments.normalize_argnums(self.static_argnums, len(args))
-        dynamic, _ = arguments.split_static(args, static)
+        dynamic, fixed = arguments.split_static(args, static)
+        for value in fixed:  # unhashable: a ConfigError, as a call gives
+            arguments.static_key(value)
         flat, tree = jax.tree_util.tree_flatten_with_path(
             (tuple(dynamic), kwargs))
         leaves = [leaf for _, leaf in flat]
@@ -662,6 +668,11 @@ def jit(fn: Callable, config: MpmdConfig | None = None, *,
         config = mpmd_config
     del keep_unused  # every argument is kept; see the docstring
     if override_func_name is not None:
+        if not isinstance(override_func_name, str):
+            raise ConfigError(
+                f"jit: override_func_name must be a str, got "
+                f"{override_func_name!r} of type "
+                f"{type(override_func_name).__name__}")
         fn = _renamed(fn, override_func_name)
     return MpmdFunction(fn, config, static_argnums, in_shardings,
                         out_shardings, donate_argnums)

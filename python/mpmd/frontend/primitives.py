@@ -566,7 +566,13 @@ def _with_static_args(fn: Callable[..., Any], name: str,
     """named_computation of `fn` whose `static_argnames` parameters are
     bound as Python values, by position or by keyword."""
     names = ((static_argnames,) if isinstance(static_argnames, str)
-             else tuple(static_argnames))
+             else static_argnames)
+    if not isinstance(names, (list, tuple)) or not all(
+            isinstance(n, str) for n in names):
+        raise FrontendError(
+            f"named_computation({name!r}): static_argnames must be a "
+            f"parameter name or a sequence of them, got {static_argnames!r}")
+    names = tuple(names)
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):

@@ -59,6 +59,13 @@ def fetch(tree: Any, *, timeout_s: float | None = None) -> Any:
     holding them). Leaves that are not `jax.Array`s are returned as
     `jax.device_get` returns them.
     """
+    if timeout_s is not None and (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, (int, float, np.integer,
+                                          np.floating))
+            or not timeout_s > 0):
+        raise FetchError(f"mpmd.fetch: timeout_s must be a positive number "
+                         f"of seconds or None, got {timeout_s!r}")
     job = _job()
     if job is None:
         return jax.device_get(tree)
