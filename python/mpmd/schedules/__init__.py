@@ -13,13 +13,20 @@
   (`mpmd.pipeline_registry`, `mpmd.schedule_impl`).
 - `v`: the V-shaped schedules ZB-V and DualPipe-V, their orders and
   simulation (`mpmd.v_schedules`).
+- `orders`: a pipeline's ops, placements and orders, simulated with costs.
+- `list_schedule`: orders built from costs by a list scheduler over that
+  simulation; `from_costs` wraps it as `cost_driven(costs, in_flight=N)`,
+  a schedule for `pipeline_schedule` or a loop.
 
-This package's own names are `core`'s; the others are its submodules.
+This package's own names are `core`'s and `cost_driven`; the others are
+its submodules.
 """
 
 from mpmd.schedules.core import (BUILTIN_SCHEDULES, FragmentInfo,
                                  FragmentKind, ScheduleError, ScheduleKind,
                                  explicit_order, merge_pairs)
+from mpmd.schedules.from_costs import CostDrivenSchedule, cost_driven
 
-__all__ = ["BUILTIN_SCHEDULES", "FragmentInfo", "FragmentKind",
-           "ScheduleError", "ScheduleKind", "explicit_order", "merge_pairs"]
+__all__ = ["BUILTIN_SCHEDULES", "CostDrivenSchedule", "FragmentInfo",
+           "FragmentKind", "ScheduleError", "ScheduleKind", "cost_driven",
+           "explicit_order", "merge_pairs"]

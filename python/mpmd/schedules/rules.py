@@ -29,6 +29,9 @@ How a schedule reaches the compiler (this module's own API):
 - `required_options(schedule)` turns `required_mpmd_options` into
   `mpmd.config.PartitioningOptions` fields.
 
+Beyond Shardy: a rule builder with a true `whole_program` attribute is
+called once with the fragments of all meshes (`build_rules_from_pipeline`).
+
 Differences from Shardy, each raised as `MpmdError("not supported yet: ...")`
 when a schedule needs it: a merge rule here fuses two fragment labels for
 every microbatch of every mesh, so merge rules must pair exactly two
@@ -272,13 +275,23 @@ def build_rules_from_pipeline(
         context: PipelineContext,
 ) -> tuple[FragmentScheduleRules, FragmentMergeRules]:
     """Runs every rule builder of `pipeline` on the fragments of each mesh
-    (meshes in order of first appearance) and concatenates the rules."""
+    (meshes in order of first appearance) and concatenates the rules.
+    Ours, beyond Shardy: a builder with a true `whole_program` attribute is
+    called once, with the fragments of every mesh (a schedule built from
+    costs orders each mesh against the others, `mpmd.schedules.
+    list_schedule`)."""
     by_mesh: dict[str, list[FragmentInfo]] = {}
     for fragment in fragment_infos:
         by_mesh.setdefault(fragment.mesh_name, []).append(fragment)
     schedule_rules: list[FragmentScheduleRule] = []
     merge_rules: list[FragmentMergeRule] = []
     for builder in pipeline.schedule_merge_rule_builders or ():
+        if getattr(builder, "whole_program", False):
+            built_schedule, built_merge = builder(list(fragment_infos),
+                                                  context)
+            schedule_rules.extend(built_schedule)
+            merge_rules.extend(built_merge)
+            continue
         for fragments in by_mesh.values():
             built_schedule, built_merge = builder(fragments, context)
             schedule_rules.extend(built_schedule)
