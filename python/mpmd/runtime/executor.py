@@ -29,7 +29,7 @@ from mpmd.runtime.plan import (CallStep, ExecutionPlan, Layout, TensorSpec,
                                TransferStep)
 from mpmd.runtime.program import MeshProgram
 from mpmd.runtime.relocation import shape_key
-from mpmd.runtime.transfers import transfer
+from mpmd.runtime.transfers import Mover, transfer
 from mpmd.runtime.trace import StepRecorder
 
 __all__ = ["HOST_MEMORY_KINDS", "PlanExecutor", "ProgramExecutionError",
@@ -339,9 +339,9 @@ class PlanExecutor:
                 end += 1
             group = plan_steps[index:end]
             if len(group) == 1:
-                steps.append((False, transfer, (step.input,), (),
-                              (step.output,), step.free,
-                              sharding_for(step.type, self.meshes)))
+                target = sharding_for(step.type, self.meshes)
+                steps.append((False, Mover(target), (step.input,), (),
+                              (step.output,), step.free, target))
             else:
                 targets = [sharding_for(s.type, self.meshes) for s in group]
                 steps.append((True, _batched_moves(targets),

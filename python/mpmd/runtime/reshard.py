@@ -2,9 +2,13 @@
 
 What a weight sync between roles needs (training meshes to a generation
 mesh with another layout): each leaf goes device to device through the
-runtime's transfers, never through the host. In one process that is
-`transfer` (an on-device reshard where the layout changes, then copies
-between the device sets); across processes, each process sends and
+runtime's transfers, never through a gathered host copy. In one process
+that is `transfer` (an on-device reshard where the layout changes, then
+copies between the device sets) on accelerators, and on CPU devices,
+whose memory is the host's, `transfer_in_host_memory` (each target piece
+cut once from the source shards in place: one memory copy of its bytes,
+no program to compile); a leaf whose layout stays the same is copied
+shard for shard (`Mover`); across processes, each process sends and
 receives its own shards over JAX's collectives (`cross_process_transfer`),
 so every process of the job calls `reshard` with the same tree, as it
 calls a jitted function.
@@ -21,7 +25,8 @@ from jax.sharding import NamedSharding
 from mpmd.errors import MpmdError
 from mpmd.runtime import processes
 from mpmd.runtime.remote import cross_process_transfer
-from mpmd.runtime.transfers import TransferError, transfer
+from mpmd.runtime.transfers import (Mover, TransferError, in_host_memory,
+                                    transfer, transfer_in_host_memory)
 
 __all__ = ["ReshardError", "reshard"]
 
@@ -101,6 +106,14 @@ def _move(leaf: Any, target: NamedSharding) -> jax.Array:
     source = leaf.sharding
     devices = (*source.device_set, *target.device_set)
     if not processes.is_multiprocess() or processes.fully_addressable(devices):
+        if leaf.sharding == target and getattr(leaf, "_committed", True):
+            return leaf
+        mover = Mover(target)
+        if mover.copies_shards(leaf):  # shard for shard, device to device
+            return mover(leaf)
+        if in_host_memory(leaf, target):
+            target.shard_shape(leaf.shape)  # a ValueError when it cannot
+            return transfer_in_host_memory(leaf, target)
         return transfer(leaf, target)
     me = jax.process_index()
     if not any(d.process_index == me for d in devices):
