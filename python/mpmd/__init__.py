@@ -57,6 +57,9 @@ _LAZY = {
     "stack_sharding": "mpmd.stack_split",
     "StackGatheredWarning": "mpmd.frontend.stack_rewrite",
     "ReshardError": "mpmd.runtime.reshard",
+    "BucketError": "mpmd.buckets",
+    "LengthBuckets": "mpmd.buckets",
+    "length_buckets": "mpmd.buckets",
 }
 
 __all__ = [
