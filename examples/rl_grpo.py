@@ -2,7 +2,7 @@
 per iteration, with four models on their own meshes of 8 CPU devices.
 
     python examples/rl_grpo.py [--iterations 10] [--microbatches 4]
-                               [--trace DIR] [--check]
+                               [--trace DIR] [--check] [--eos-bias 3]
     python -m mpmd.launch -n 2 --devices-per-process 4 examples/rl_grpo.py
 
 Meshes (with two processes, devices 0-3 are process 0's, 4-7 process 1's):
@@ -23,13 +23,19 @@ fixed linear scorer over one-hot tokens. Each iteration
   2. samples G completions per prompt on "gen" with a Python loop of a
      `jax.jit`-ted decode step, until every sequence has emitted EOS or
      reached MAX_NEW tokens (a dynamic number of steps);
-  3. runs one `mpmd.jit` program, `update`: the reference log-probs (a
+  3. runs one `mpmd.jit` program, `update`, on the sequences cut to the
+     longest completion and padded to the smallest of BUCKETS that holds
+     it (`mpmd.length_buckets`: one program per bucket, compiled at the
+     first iteration, so new lengths never compile): the reference log-probs (a
      forward-only GPipe loop over the microbatches on "ref"), the rewards
      (a forward-only loop on "reward"), group-relative advantages (nameless
      code), the GRPO loss's gradient accumulated over the microbatches with
      1F1B over p0, p1 (policy gradient with the advantages plus a KL
      penalty to the reference), and an Adam update.
 
+`--eos-bias B` adds B to EOS's logit when sampling (a length penalty):
+completions end early and the decode steps vary from iteration to
+iteration (with 0, the default, every iteration decodes MAX_NEW steps).
 `--check` runs `jax.jit(update)` on the same inputs every iteration and
 compares the loss, the mean reward, every parameter and Adam moment, and
 the weights synced to "gen" (with several processes: the shards this
@@ -68,6 +74,7 @@ PAD, EOS, TARGET = 0, 1, 3
 PROMPT = 2              # prompt tokens
 MAX_NEW = 6             # at most this many new tokens per sequence
 SEQ = PROMPT + MAX_NEW
+BUCKETS = (PROMPT + MAX_NEW // 2, SEQ)   # the update's sequence lengths
 DIM = 16
 GROUP = 4               # samples per prompt (a GRPO group)
 PROMPTS_PER_MICROBATCH = 2
@@ -110,7 +117,7 @@ def init_policy(key: jax.Array) -> dict:
 
 
 def embed(p, tokens):                       # tokens [..., T] -> [..., T, D]
-    return p["embed"][tokens] + p["pos"]
+    return p["embed"][tokens] + p["pos"][:tokens.shape[-1]]
 
 
 def block(p, x):
@@ -154,7 +161,7 @@ def policy_logprobs(params, tokens):
 def completion_mask(tokens):
     """1 for the new tokens up to and including the first EOS: [..., T-1],
     aligned with `token_logprobs`."""
-    new = jnp.arange(SEQ)[1:] >= PROMPT
+    new = jnp.arange(tokens.shape[-1])[1:] >= PROMPT
     return (new & (tokens[..., 1:] != PAD)).astype(jnp.float32)
 
 
@@ -205,7 +212,7 @@ def grpo_loss(params, tokens, ref_logp, advantages):
 
 def update(policy, opt_state, ref_params, reward_params, sequences):
     """sequences: [M, B, T], B = prompts per microbatch x GROUP."""
-    m, b, _ = sequences.shape
+    m, b, t = sequences.shape
     # One copy of the batch for each scorer, sent whole from "gen": each
     # slices its microbatches on its own mesh, so neither waits for "gen"
     # to slice the other's first.
@@ -217,7 +224,7 @@ def update(policy, opt_state, ref_params, reward_params, sequences):
             ref_params, ref_batch[i])
         return acc.at[i].set(logp)
 
-    ref_logp = mpmd.fori_loop(0, m, ref_body, jnp.zeros((m, b, SEQ - 1)),
+    ref_logp = mpmd.fori_loop(0, m, ref_body, jnp.zeros((m, b, t - 1)),
                               schedule="gpipe")
 
     def reward_body(i, acc):
@@ -268,13 +275,14 @@ def policy_shardings(topology, params):
 
 
 @jax.jit
-def decode_step(params, tokens, done, position, counter):
-    """Samples the token at `position` of every unfinished sequence.
-    tokens [M, B, T] (int32), done [M, B]; returns (tokens, done, all
-    done)."""
+def decode_step(params, tokens, done, position, counter, eos_bias):
+    """Samples the token at `position` of every unfinished sequence (EOS's
+    logit raised by `eos_bias`). tokens [M, B, T] (int32), done [M, B];
+    returns (tokens, done, all done)."""
     logits = logits_of(params, tokens)                  # [M, B, T, V]
     last = jax.lax.dynamic_index_in_dim(logits, position - 1, axis=2,
                                         keepdims=False)
+    last = last.at[..., EOS].add(eos_bias)
     key = jax.random.fold_in(jax.random.PRNGKey(SEED + 1), counter)
     sampled = jax.random.categorical(key, last).astype(tokens.dtype)
     sampled = jnp.where(done, PAD, sampled)
@@ -284,7 +292,7 @@ def decode_step(params, tokens, done, position, counter):
     return tokens, done, jnp.all(done)
 
 
-def sample(gen_params, prompts, iteration):
+def sample(gen_params, prompts, iteration, eos_bias=0.0):
     """Completes `prompts` ([M, B, T] on "gen", new positions PAD) until
     every sequence emitted EOS or MAX_NEW tokens. Returns the sequences and
     the number of decode steps."""
@@ -295,7 +303,7 @@ def sample(gen_params, prompts, iteration):
     for position in range(PROMPT, SEQ):
         tokens, done, finished = decode_step(
             gen_params, tokens, done, np.int32(position),
-            np.int32(iteration * SEQ + position))
+            np.int32(iteration * SEQ + position), np.float32(eos_bias))
         steps += 1
         if mpmd.fetch(finished):
             break
@@ -355,10 +363,10 @@ def rise(curve: list[float]) -> float:
 
 def run(iterations: int = 10, microbatches: int = 4,
         trace_dir: str | None = None, check_jit: bool = False,
-        log=print) -> dict:
-    """The RL loop. Returns {"rewards", "losses", "steps", "checks",
-    "concurrent"} (lists per iteration; "checks" holds, per checked
-    iteration, (shards compared, largest difference))."""
+        log=print, eos_bias: float = 0.0) -> dict:
+    """The RL loop. Returns {"rewards", "losses", "steps", "buckets",
+    "checks", "concurrent"} (lists per iteration; "checks" holds, per
+    checked iteration, (shards compared, largest difference))."""
     topology = make_topology()
     config = mpmd.make_config(
         topology, ASSIGNMENT,
@@ -377,19 +385,30 @@ def run(iterations: int = 10, microbatches: int = 4,
         init_reward())
     to_gen = gen_shardings(topology, host_policy)
 
-    compiled = None
+    # One update program per sequence length of BUCKETS (the sequences'
+    # axis 2, padded with PAD, which the loss, the reference and the
+    # reward all ignore).
+    step = mpmd.length_buckets(mpmd.jit(update, config), BUCKETS,
+                               pad={"sequences": (2, PAD)})
     reference = jax.jit(update) if check_jit else None
-    result = {"rewards": [], "losses": [], "steps": [], "checks": [],
-              "concurrent": None}
-    log(f"{'iter':>4}  {'mean reward':>11}  {'loss':>9}  {'decode steps':>12}")
+    result = {"rewards": [], "losses": [], "steps": [], "buckets": [],
+              "checks": [], "concurrent": None}
+    log(f"{'iter':>4}  {'mean reward':>11}  {'loss':>9}  {'decode steps':>12}"
+        f"  {'length':>6}")
     for iteration in range(iterations):
         gen_params = mpmd.reshard(policy, to_gen)           # 1. weight sync
         sequences, steps = sample(gen_params,               # 2. sampling
                                   make_prompts(topology, microbatches,
-                                               iteration), iteration)
+                                               iteration), iteration,
+                                  eos_bias)
         args = (policy, opt_state, ref_params, reward_params, sequences)
-        if compiled is None:
-            compiled = mpmd.jit(update, config).lower(*args).compile()
+        if not step.compiled:
+            step.compile(*args)         # every bucket, at the first iteration
+        # The sequences cut to the longest completion, padded to a bucket.
+        length = PROMPT + steps
+        bucket = step.bucket_for(length)
+        args = step.padded(args, bucket, length)
+        compiled = step.program(bucket)
         host_args = mpmd.fetch(args) if check_jit else None
         trace = None
         if trace_dir is not None and iteration == iterations - 1:
@@ -402,7 +421,9 @@ def run(iterations: int = 10, microbatches: int = 4,
         result["rewards"].append(mean_reward)
         result["losses"].append(loss)
         result["steps"].append(steps)
-        log(f"{iteration:>4}  {mean_reward:>11.4f}  {loss:>9.4f}  {steps:>12}")
+        result["buckets"].append(bucket)
+        log(f"{iteration:>4}  {mean_reward:>11.4f}  {loss:>9.4f}  {steps:>12}"
+            f"  {bucket:>6}")
         if check_jit:
             want = jax.device_get(reference(*host_args))
             shards, worst = check((policy, opt_state), want[:2],
@@ -424,6 +445,7 @@ def run(iterations: int = 10, microbatches: int = 4,
         if trace is not None:
             result["concurrent"], result["concurrent_simulated"] = \
                 write_trace(trace, compiled.plan, trace_dir, log)
+    result["programs"] = len(step.compiled)
     log(f"mean reward: first iteration {result['rewards'][0]:.4f}, last "
         f"{result['rewards'][-1]:.4f} (rise of the last third over the "
         f"first: {rise(result['rewards']):+.4f})")
@@ -485,12 +507,15 @@ def main(argv=None) -> None:
     parser.add_argument("--microbatches", type=int, default=4)
     parser.add_argument("--trace", default=None, metavar="DIR")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--eos-bias", type=float, default=0.0,
+                        help="added to EOS's logit when sampling")
     options = parser.parse_args(argv)
     if os.environ.get(NUM_PROCESSES):
         mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
     # With several processes, mpmd.launch prefixes every line with "[i] ".
     run(options.iterations, options.microbatches, options.trace,
-        options.check, lambda line: print(line, flush=True))
+        options.check, lambda line: print(line, flush=True),
+        options.eos_bias)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,7 @@ class LengthBuckets:
                                   f"got {spec!r}")
             self.pad[position] = (int(spec[0]), spec[1])
         self.compiled: dict[int, Any] = {}
+        self._example: Sequence[Any] | None = None
 
     def _position(self, key: int | str) -> int:
         if isinstance(key, str):
@@ -121,49 +122,70 @@ class LengthBuckets:
             raise BucketError("the padded arguments hold no arrays")
         return found[0]
 
-    def padded(self, args: Sequence[Any], bucket: int) -> list[Any]:
-        """`args` with the padded arguments padded up to `bucket`."""
+    def padded(self, args: Sequence[Any], bucket: int,
+               length: int | None = None) -> list[Any]:
+        """`args` with the padded arguments resized to `bucket`: their
+        first `length` positions (default: all they hold) kept, the rest
+        the pad value."""
         out = list(args)
         for position, (axis, value) in self.pad.items():
+            if position >= len(args):
+                raise BucketError(
+                    f"pad names argument {position}, but the call has "
+                    f"{len(args)} arguments")
             out[position] = jax.tree_util.tree_map_with_path(
-                lambda path, leaf, p=position, a=axis, v=value: _pad_leaf(
-                    leaf, a, bucket, v,
+                lambda path, leaf, p=position, a=axis, v=value: _resize_leaf(
+                    leaf, a, length, bucket, v,
                     f"argument {p}{jax.tree_util.keystr(path)}"),
                 args[position])
         return out
 
     def compile(self, *args: Any) -> dict[int, Any]:
         """Lowers and compiles the function for every bucket, from `args`
-        (a call's arguments, any length: padded or cut to each bucket's
-        length). Returns {bucket: Compiled}."""
+        (a call's arguments, any length: cut or padded to each bucket, laid
+        out as they are). Returns {bucket: Compiled}."""
+        self._example = args
         for bucket in self.lengths:
-            if bucket not in self.compiled:
-                self.compiled[bucket] = self.function.lower(
-                    *self.padded(self._fitted(args, bucket),
-                                 bucket)).compile()
+            self.program(bucket)
         return dict(self.compiled)
 
-    def _fitted(self, args: Sequence[Any], bucket: int) -> list[Any]:
-        """For compiling ahead: the padded arguments' shapes cut to
-        `bucket` where they are longer (only shapes and dtypes matter)."""
-        out = list(args)
-        for position, (axis, _) in self.pad.items():
-            def cut(leaf, a=axis):
-                shape = list(np.shape(leaf))
-                if shape[a] <= bucket:
-                    return leaf
-                shape[a] = bucket
-                return jax.ShapeDtypeStruct(tuple(shape), leaf.dtype)
-            out[position] = jax.tree.map(cut, args[position])
-        return out
-
     def __call__(self, *args: Any) -> Any:
-        bucket = self.bucket_for(self.length_of(args))
+        """Runs the bucket that holds the padded arguments' length."""
+        return self.call(self.length_of(args), *args)
+
+    def call(self, length: int, *args: Any) -> Any:
+        """Runs the bucket that holds `length`, keeping the first `length`
+        positions of the padded arguments (they may hold more: a buffer
+        of the largest length, as a sampler fills) and padding the rest,
+        on the host, shard by shard: nothing is compiled."""
+        available = self.length_of(args)
+        if isinstance(length, bool) or not isinstance(
+                length, (int, np.integer)) or not 0 <= length <= available:
+            raise BucketError(
+                f"length {length!r}: the padded arguments hold {available} "
+                "positions; give a length between 0 and that")
+        bucket = self.bucket_for(int(length))
+        if self._example is None:
+            self._example = args
+        return self.program(bucket)(*self.padded(args, bucket, int(length)))
+
+    def program(self, bucket: int) -> Any:
+        """The compiled program of `bucket` (an `mpmd.Compiled`: also
+        `run_traced`, `plan`); compiled now if `compile` did not."""
         compiled = self.compiled.get(bucket)
-        if compiled is None:  # a bucket not compiled ahead: now, once
+        if compiled is None:
+            if bucket not in self.lengths:
+                raise BucketError(f"{bucket} is not a bucket (buckets: "
+                                  f"{list(self.lengths)})")
+            if self._example is None:
+                raise BucketError(
+                    f"bucket {bucket} is not compiled: call the buckets, "
+                    "or compile them, first")
+            example = self._example
+            keep = min(self.length_of(example), bucket)
             compiled = self.compiled[bucket] = self.function.lower(
-                *self.padded(args, bucket)).compile()
-        return compiled(*self.padded(args, bucket))
+                *self.padded(example, bucket, keep)).compile()
+        return compiled
 
 
 def length_buckets(function: Any, lengths: Sequence[int], *,
@@ -184,21 +206,46 @@ def _parameter_names(fn: Any) -> tuple[str, ...]:
         return ()
 
 
-def _pad_leaf(leaf: Any, axis: int, bucket: int, value: Any,
-              where: str) -> Any:
+def _resize_leaf(leaf: Any, axis: int, length: int | None, bucket: int,
+                 value: Any, where: str) -> Any:
+    """`leaf` with its first `length` positions on `axis` (None: all)
+    kept and the rest up to `bucket` set to `value`; a jax.Array shard by
+    shard on the host (the axis must not be split over devices), laid out
+    as it was."""
     if isinstance(leaf, jax.ShapeDtypeStruct):
         shape = list(leaf.shape)
         shape[axis] = bucket
-        return jax.ShapeDtypeStruct(tuple(shape), leaf.dtype)
-    if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable:
-        raise BucketError(
-            f"not supported yet: padding {where}, an array that spans "
-            "processes (padding is done in host memory); pad it to the "
-            "bucket before the call")
-    host = np.asarray(leaf)
-    length = host.shape[axis]
-    if length == bucket:
+        return jax.ShapeDtypeStruct(tuple(shape), leaf.dtype,
+                                    sharding=leaf.sharding)
+    shape = list(np.shape(leaf))
+    keep = shape[axis] if length is None else length
+    if keep == shape[axis] == bucket:
         return leaf
-    widths = [(0, 0)] * host.ndim
-    widths[axis] = (0, bucket - length)
-    return np.pad(host, widths, constant_values=value)
+    shape[axis] = bucket
+    if not isinstance(leaf, jax.Array):
+        return _resized(np.asarray(leaf), axis, keep, bucket, value)
+    sharding = leaf.sharding
+    if sharding.shard_shape(leaf.shape)[axis] != leaf.shape[axis]:
+        raise BucketError(
+            f"not supported yet: padding {where} along axis {axis}, which "
+            f"its sharding splits over devices ({sharding}); keep the "
+            "padded axis whole on each device")
+    if not leaf.is_fully_addressable and not leaf.addressable_shards:
+        return jax.make_array_from_single_device_arrays(
+            tuple(shape), sharding, [], dtype=leaf.dtype)
+    pieces = [jax.device_put(_resized(np.asarray(shard.data), axis, keep,
+                                      bucket, value), shard.device)
+              for shard in leaf.addressable_shards]
+    return jax.make_array_from_single_device_arrays(tuple(shape), sharding,
+                                                    pieces)
+
+
+def _resized(host: np.ndarray, axis: int, keep: int, bucket: int,
+             value: Any) -> np.ndarray:
+    shape = list(host.shape)
+    shape[axis] = bucket
+    out = np.full(shape, value, dtype=host.dtype)
+    index = [slice(None)] * host.ndim
+    index[axis] = slice(0, min(keep, bucket))
+    out[tuple(index)] = host[tuple(index)]
+    return out

@@ -138,3 +138,60 @@ def test_bad_buckets_and_calls_are_named():
     with pytest.raises(BucketError, match=r"argument 2 has shape \[2, 2\]: "
                        "no axis 2"):
         bucketed(params, xs, masks[:, :, 0])
+
+
+def test_a_buffer_cut_to_the_calls_length_shard_by_shard():
+    """`call(length, ...)`: arrays on a mesh hold a buffer of the largest
+    length; the first `length` positions count. Cut and padded per shard
+    (the batch stays split over the mesh's devices), nothing compiles,
+    and the numbers are jax.jit's on the cut data."""
+    from jax.sharding import NamedSharding, PartitionSpec as P  # noqa: PLC0415
+
+    mesh = four_meshes()["m1"]
+    batch_split = NamedSharding(mesh, P(None, "x"))
+    on_m2 = NamedSharding(four_meshes()["m2"], P(None, "x"))
+    bucketed = mpmd.length_buckets(mpmd.jit(step, config()), [4, 8],
+                                   pad={"xs": (2, 0.0), "masks": (2, 0.0)})
+    params = initial_params()
+    xs, masks = data(8, 3)
+    on_mesh = (jax.device_put(xs, batch_split),
+               jax.device_put(masks, on_m2))
+    bucketed.compile(params, *on_mesh)
+    compiles = []
+
+    def listen(event, _duration, **_kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(event)
+
+    reference = jax.jit(step)
+    want_params = params
+    for length in (3, 6, 8):
+        monitoring.register_event_duration_secs_listener(listen)
+        try:
+            params, loss = bucketed.call(length, params, *on_mesh)
+            jax.block_until_ready(params)
+        finally:
+            monitoring.unregister_event_duration_listener(listen)
+        want_params, want_loss = reference(
+            want_params, xs[:, :, :length], masks[:, :, :length])
+        np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-5)
+        for got, want in zip(params, want_params):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want),
+                                       rtol=1e-5, atol=1e-6)
+    assert compiles == []
+    resized = bucketed.padded((params, *on_mesh), 4, 3)
+    assert resized[1].sharding == batch_split
+    np.testing.assert_array_equal(np.asarray(resized[1])[:, :, 3], 0.0)
+    np.testing.assert_array_equal(np.asarray(resized[1])[:, :, :3],
+                                  xs[:, :, :3])
+    with pytest.raises(BucketError, match="pad names argument 2, but the "
+                       "call has 2 arguments"):
+        bucketed.padded(on_mesh, 4, 3)
+    with pytest.raises(BucketError, match="length 9: the padded arguments "
+                       "hold 8 positions"):
+        bucketed.call(9, params, *on_mesh)
+    split_axis = NamedSharding(mesh, P(None, None, "x"))
+    with pytest.raises(BucketError, match="not supported yet: padding "
+                       "argument 1 along axis 2, which its sharding splits"):
+        bucketed.call(4, params, jax.device_put(xs, split_axis),
+                      on_mesh[1])

@@ -36,6 +36,22 @@ def test_every_update_equals_jax_jit():
     assert all(1 <= s <= rl_grpo.MAX_NEW for s in result["steps"])
 
 
+def test_early_stops_vary_the_steps_and_the_buckets():
+    """With EOS made likely, completions end early: the decode steps vary
+    from iteration to iteration, the update runs on both buckets (one
+    program each, compiled at the first iteration), and every update
+    still equals jax.jit's (run checks each)."""
+    result = rl_grpo.run(iterations=6, microbatches=2, check_jit=True,
+                         log=quiet, eos_bias=3.0)
+    steps = result["steps"]
+    assert len(set(steps)) > 1 and min(steps) < rl_grpo.MAX_NEW, steps
+    assert set(result["buckets"]) == set(rl_grpo.BUCKETS), result
+    for taken, bucket in zip(steps, result["buckets"]):
+        assert rl_grpo.PROMPT + taken <= bucket
+    assert result["programs"] == len(rl_grpo.BUCKETS)
+    assert len(result["checks"]) == 6
+
+
 def test_mean_reward_rises():
     result = rl_grpo.run(iterations=5, microbatches=4, log=quiet)
     rewards = result["rewards"]
@@ -70,6 +86,6 @@ def test_two_processes_with_check():
     # Process 0 holds the policy and its Adam state (p0, p1), process 1
     # the weights synced to "gen".
     assert all(int(n) > 0 for _, n in checks), checks
-    curves = {p: re.findall(rf"^\[{p}\]\s+\d+\s+(\S+)\s+(\S+)\s+\d+$",
+    curves = {p: re.findall(rf"^\[{p}\]\s+\d+\s+(\S+)\s+(\S+)\s+\d+\s+\d+$",
                             result.stdout, re.M) for p in "01"}
     assert len(curves["0"]) == 2 and curves["0"] == curves["1"], curves
