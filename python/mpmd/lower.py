@@ -46,6 +46,11 @@ def lower_traced(function: "MpmdFunction", traced: "Traced") -> Lowered:
     gets the topology and the placements of its inputs and results, the
     compiler partitions it (or the persistent cache gives the result), and
     the plan is read."""
+    from mpmd import while_loops  # noqa: PLC0415
+
+    loop = while_loops.loop_across_meshes(traced.jaxpr)
+    if loop is not None:  # cut at the loop: pieces, each its own program
+        return while_loops.LoopLowered(function, traced, loop)
     start, leaves, paths, static = (traced._start, traced._leaves,
                                     traced._paths, traced._static)
     topology = dict(function.config.topology)

@@ -600,14 +600,14 @@ class MpmdFunction:
         the first program put them, and runs that program again instead of
         compiling one for the same layouts."""
         for (tree, static, _), compiled in self._cache.items():
-            if tree == key[0] and static == key[1] and \
-                    arguments.fits(leaves, compiled._expected):
+            if tree == key[0] and static == key[1] and compiled._expected \
+                    is not None and arguments.fits(leaves, compiled._expected):
                 return compiled
         return None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        last = self._last
-        if last is not None and not self.static_argnums:
+        last = self._last  # (a loop across meshes has no _expected)
+        if last is not None and last[1]._expected is not None:
             leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
             if tree == last[0]:
                 placed = arguments.as_placed(leaves, last[1]._expected,
