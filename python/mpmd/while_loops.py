@@ -248,7 +248,7 @@ def _piece_warnings(*more: str) -> Iterator[None]:
     """A piece holds part of the program: the assignment's other names and
     the other meshes are the other pieces' (not the user's to fix)."""
     with warnings.catch_warnings():
-        for text in ("assignment entry .* matches no", ".* runs no program",
+        for text in ("assignment entry .* matches no", ".* runs? no program",
                      *more):
             warnings.filterwarnings("ignore", message=f".*{text}")
         yield
