@@ -122,6 +122,21 @@ class _Piece:
         return piece
 
 
+_PIECES = {"before_loop": "code before", "loop_condition": "condition",
+           "loop_body": "body", "after_loop": "code after"}
+
+
+def _where(eqn: Any) -> str:
+    """The user's line of `eqn` (file:line), or "its place in the
+    function" when JAX kept none."""
+    from jax._src import source_info_util  # noqa: PLC0415
+
+    frame = source_info_util.user_frame(eqn.source_info.traceback)
+    if frame is None:
+        return "its place in the function"
+    return f"{frame.file_name}:{frame.start_line}"
+
+
 def _read(env: dict, atom: Any) -> Any:
     if isinstance(atom, jcore.Literal):
         return atom.val
@@ -144,6 +159,7 @@ class LoopLowered:
         self._closed = closed
         jaxpr = closed.jaxpr
         self._loop = jaxpr.eqns[index]
+        self.where = _where(self._loop)
         before, after = jaxpr.eqns[:index], jaxpr.eqns[index + 1:]
         made_before = {v for eqn in before for v in eqn.outvars}
         used_later = _uses(after, jaxpr.outvars) | _uses([self._loop], [])
@@ -163,6 +179,21 @@ class LoopLowered:
         self._cond_fn = _closed_function("loop_condition", cond)
         self._body_fn = _closed_function("loop_body", body)
         self._jits: dict[str, Any] = {}
+
+    @contextlib.contextmanager
+    def naming(self, piece: str) -> Iterator[None]:
+        """An mpmd error from `piece` (its partitioning, its call) says
+        which loop and which piece it comes from."""
+        try:
+            yield
+        except MpmdError as error:
+            if not getattr(error, "_mpmd_loop_named", False):
+                error._mpmd_loop_named = True
+                error.add_note(f"(in the {_PIECES[piece]} of the "
+                               f"jax.lax.while_loop at {self.where}, which "
+                               "mpmd.jit runs as programs of their own: "
+                               "docs/loops.md)")
+            raise
 
     def _jit(self, name: str, fn: Callable[..., Any]) -> Any:
         jitted = self._jits.get(name)
@@ -205,7 +236,7 @@ class LoopCompiled:
         env.update(zip(closed.jaxpr.constvars, closed.consts))
         if lowered._before is not None:
             piece = lowered._before
-            with _piece_warnings():
+            with _piece_warnings(), lowered.naming(piece.name):
                 results = lowered._jit(piece.name, piece.function())(
                     *[env[v] for v in piece.reads])
             env.update(zip(piece.writes, results))
@@ -223,19 +254,21 @@ class LoopCompiled:
         while True:
             # The condition reads the carry where the body left it (on
             # several meshes, say): moving it there is the loop's nature.
-            with _piece_warnings("moves it there at every call"):
+            with _piece_warnings("moves it there at every call"), \
+                    lowered.naming("loop_condition"):
                 if not bool(fetch(condition(*cond_consts, *carry)[0])):
                     break
             # A carry value the body makes on one mesh and reads on
             # another moves each iteration (docs/loops.md).
-            with _piece_warnings("moves it there at every call"):
+            with _piece_warnings("moves it there at every call"), \
+                    lowered.naming("loop_body"):
                 carry = list(body(*body_consts, *carry))
             count += 1
         self.iterations.append(count)
         env.update(zip(loop.outvars, carry))
         if lowered._after is not None:
             piece = lowered._after
-            with _piece_warnings():
+            with _piece_warnings(), lowered.naming(piece.name):
                 results = lowered._jit(piece.name, piece.function())(
                     *[env[v] for v in piece.reads])
             env.update(zip(piece.writes, results))

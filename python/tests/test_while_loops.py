@@ -145,3 +145,15 @@ def test_two_processes_decode_with_one_stage_each():
         result.stdout[-4000:] + result.stderr[-2000:])
     assert lines[0][1] == lines[1][1] and len(set(lines[0][1].split(", "))) \
         == 3, lines
+
+
+def test_a_body_that_cannot_be_partitioned_names_the_loop():
+    params, prompts = params_and_prompts()
+    meshes = four_meshes()
+    config = mpmd.make_config({"m1": meshes["m1"], "m2": meshes["m2"]},
+                              {"stage0": "m1"})  # stage1 left out
+    with pytest.raises(mpmd.MpmdError) as raised:
+        mpmd.jit(decode, config)(params, prompts[0])
+    notes = " ".join(getattr(raised.value, "__notes__", []))
+    assert "in the body of the jax.lax.while_loop at " in notes, notes
+    assert "test_while_loops.py:" in notes, notes
