@@ -3,6 +3,7 @@ devices, the example models, and tree comparison against jax.jit."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -69,3 +70,22 @@ def lower_transformer(schedule: str, microbatches: int = 4, **options):
     lowered = mpmd.jit(models.transformer_microbatched_step, config).lower(
         *args)
     return lowered, args
+
+
+@contextlib.contextmanager
+def xla_compiles():
+    """Counts the XLA compilations inside the block (JAX's monitoring
+    events): yields a list that gets one entry per compile."""
+    from jax._src import monitoring  # noqa: PLC0415
+
+    seen: list[str] = []
+
+    def listen(event, _duration, **_kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            seen.append(event)
+
+    monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield seen
+    finally:
+        monitoring.unregister_event_duration_listener(listen)

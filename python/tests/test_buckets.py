@@ -9,11 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax._src import monitoring
 
 import mpmd
 from mpmd.buckets import BucketError
-from meshes import four_meshes
+from meshes import four_meshes, xla_compiles
 
 D = 4
 M = 2
@@ -66,32 +65,21 @@ def test_bucketed_calls_never_compile_and_equal_jax_jit():
     bucketed = mpmd.length_buckets(mpmd.jit(step, config()), [4, 8],
                                    pad={"xs": (2, 0.0), 2: (2, 0.0)})
     params = initial_params()
-    compiles = []
-
-    def listen(event, _duration, **_kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
-    monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with xla_compiles() as ahead:
         compiled = bucketed.compile(params, *data(8, 0))
-    finally:
-        monitoring.unregister_event_duration_listener(listen)
     assert sorted(compiled) == [4, 8]
-    assert compiles, "the listener sees the programs compiled ahead"
-    compiles.clear()
+    assert ahead, "the count sees the programs compiled ahead"
+    compiles = []
 
     reference = jax.jit(step)
     want_params = params
     lengths = [3, 7, 4, 1, 8, 5]
     for n, length in enumerate(lengths):
         xs, masks = data(length, n + 1)
-        monitoring.register_event_duration_secs_listener(listen)
-        try:
+        with xla_compiles() as seen:
             params, loss = bucketed(params, xs, masks)
             jax.block_until_ready(params)
-        finally:
-            monitoring.unregister_event_duration_listener(listen)
+        compiles += seen
         want_params, want_loss = reference(want_params, xs, masks)
         np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-5)
         for got, want in zip(params, want_params):
@@ -159,19 +147,13 @@ def test_a_buffer_cut_to_the_calls_length_shard_by_shard():
     bucketed.compile(params, *on_mesh)
     compiles = []
 
-    def listen(event, _duration, **_kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
     reference = jax.jit(step)
     want_params = params
     for length in (3, 6, 8):
-        monitoring.register_event_duration_secs_listener(listen)
-        try:
+        with xla_compiles() as seen:
             params, loss = bucketed.call(length, params, *on_mesh)
             jax.block_until_ready(params)
-        finally:
-            monitoring.unregister_event_duration_listener(listen)
+        compiles += seen
         want_params, want_loss = reference(
             want_params, xs[:, :, :length], masks[:, :, :length])
         np.testing.assert_allclose(float(loss), float(want_loss), rtol=1e-5)

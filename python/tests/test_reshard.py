@@ -108,7 +108,7 @@ def test_cpu_syncs_copy_each_piece_once_and_share_nothing(change, dtype):
     in place: right values for every layout change and dtype, no buffer
     shared with the source (so donating the source still donates it), one
     buffer per distinct piece, and no program compiled."""
-    from jax._src import monitoring  # noqa: PLC0415
+    from meshes import xla_compiles  # noqa: PLC0415
 
     (a0, a1), source_spec, (b0, b1), target_shape, target_spec = change
     devices = jax.devices()
@@ -119,18 +119,9 @@ def test_cpu_syncs_copy_each_piece_once_and_share_nothing(change, dtype):
     target = NamedSharding(target_mesh, target_spec)
     value = (np.arange(12 * 6) % 7).reshape(12, 6).astype(dtype)
     x = jax.device_put(value, source)
-    compiles = []
-
-    def listen(event, _duration, **_kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
-    monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with xla_compiles() as compiles:
         moved = mpmd.reshard(x, target)
         jax.block_until_ready(moved)
-    finally:
-        monitoring.unregister_event_duration_listener(listen)
     assert compiles == []
     assert moved.sharding == target
     np.testing.assert_array_equal(np.asarray(moved), value)

@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax._src import monitoring
 
 import mpmd
 from mpmd.while_loops import LoopError
-from meshes import four_meshes
+from meshes import four_meshes, xla_compiles
 
 V, D, T, PROMPT = 8, 8, 10, 2
 EOS, PAD = 1, 0
@@ -77,20 +76,12 @@ def test_a_decoder_across_two_meshes_equals_jax_jit():
     step = mpmd.jit(decode, config())
     reference = jax.jit(decode)
     compiles = []
-
-    def listen(event, _duration, **_kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(event)
-
     steps = []
     for n, prompt in enumerate(prompts):
-        if n == 1:  # after the first call: nothing compiles any more
-            monitoring.register_event_duration_secs_listener(listen)
-        try:
+        with xla_compiles() as seen:
             got = step(params, prompt)
-        finally:
-            if n == len(prompts) - 1:
-                monitoring.unregister_event_duration_listener(listen)
+        if n:  # after the first call: nothing compiles any more
+            compiles += seen
         want = reference(params, prompt)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
