@@ -5,7 +5,7 @@ then scores them and updates the policy, as `examples/rl_grpo.py` does
 with generation outside (same task, models, meshes and update).
 
     python examples/rl_in_program.py [--iterations 6] [--eos-bias 3]
-                                     [--check]
+                                     [--check] [--trace DIR]
 
 The loop's body runs the policy pipelined over p0 (embed, block0) and p1
 (block1, head) and samples the next token of every sequence; `mpmd.jit`
@@ -18,6 +18,11 @@ nothing compiles after the first iteration. `--check` runs `jax.jit` of
 the same function on the same inputs every iteration and compares the
 sampled sequences' decode steps, the loss, the mean reward and every
 parameter. No weight sync: the sampler is the policy on its own meshes.
+`--trace DIR` writes the trace of the last iteration's scoring and update
+(the program after the loop) and its replay, and says whether "ref" and
+"reward" computed at the same time in each; the loop's programs run
+before it, one iteration after another, so generation does not overlap
+the scoring.
 """
 
 from __future__ import annotations
@@ -100,8 +105,10 @@ def prompts_for(microbatches: int, iteration: int) -> np.ndarray:
 
 
 def run(iterations: int = 6, microbatches: int = 2, eos_bias: float = 0.0,
-        check_jit: bool = False, log=print) -> dict:
-    """The loop. Returns {"rewards", "losses", "steps", "checks"}."""
+        check_jit: bool = False, log=print, trace_dir: str | None = None
+        ) -> dict:
+    """The loop. Returns {"rewards", "losses", "steps", "checks",
+    "concurrent", "concurrent_simulated"}."""
     topology = rl.make_topology()
     config = mpmd.make_config(topology, rl.ASSIGNMENT,
                               partitioning_options={"infer_transfers": True})
@@ -122,13 +129,24 @@ def run(iterations: int = 6, microbatches: int = 2, eos_bias: float = 0.0,
         x, jax.sharding.NamedSharding(topology["reward"],
                                       jax.sharding.PartitionSpec())),
         rl.init_reward())
-    result = {"rewards": [], "losses": [], "steps": [], "checks": []}
+    result = {"rewards": [], "losses": [], "steps": [], "checks": [],
+              "concurrent": None, "concurrent_simulated": None}
+    compiled = None
     log(f"{'iter':>4}  {'mean reward':>11}  {'loss':>9}  {'decode steps':>12}")
     for it in range(iterations):
         args = (policy, opt_state, ref_params, reward_params,
                 prompts_for(microbatches, it), np.int32(it))
         host_args = mpmd.fetch(args) if check_jit else None
-        policy, opt_state, reward, loss, steps = step(*args)
+        if compiled is None:
+            compiled = step.lower(*args).compile()
+        if trace_dir is not None and it == iterations - 1:
+            outputs, traces = compiled.run_traced(*args)
+            trace, plan = traces["after_loop"]
+            result["concurrent"], result["concurrent_simulated"] = \
+                rl.write_trace(trace, plan, trace_dir, log)
+        else:
+            outputs = compiled(*args)
+        policy, opt_state, reward, loss, steps = outputs
         reward, loss, steps = (v.item() for v in mpmd.fetch(
             (reward, loss, steps)))
         result["rewards"].append(reward)
@@ -162,9 +180,10 @@ def main(argv=None) -> None:
     parser.add_argument("--microbatches", type=int, default=2)
     parser.add_argument("--eos-bias", type=float, default=0.0)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--trace", default=None, metavar="DIR")
     options = parser.parse_args(argv)
     run(options.iterations, options.microbatches, options.eos_bias,
-        options.check, lambda line: print(line, flush=True))
+        options.check, lambda line: print(line, flush=True), options.trace)
 
 
 if __name__ == "__main__":

@@ -225,6 +225,31 @@ class LoopCompiled:
         self.iterations: list[int] = []  # per call, the body's iterations
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run(args, kwargs, None)
+
+    def run_traced(self, *args: Any, **kwargs: Any
+                   ) -> tuple[Any, dict[str, tuple[Any, Any]]]:
+        """Runs like calling, and returns the results with, for the pieces
+        before and after the loop, `{name: (Trace, plan)}` of their run
+        (`Compiled.run_traced`; the loop's own pieces run untraced)."""
+        traces: dict[str, tuple[Any, Any]] = {}
+        return self._run(args, kwargs, traces), traces
+
+    def _piece(self, piece: _Piece, env: dict, traces: dict | None
+               ) -> None:
+        lowered = self.lowered
+        values = [env[v] for v in piece.reads]
+        with _piece_warnings(), lowered.naming(piece.name):
+            function = lowered._jit(piece.name, piece.function())
+            if traces is None:
+                results = function(*values)
+            else:
+                compiled = function.lower(*values).compile()
+                results, trace = compiled.run_traced(*values)
+                traces[piece.name] = (trace, compiled.plan)
+        env.update(zip(piece.writes, results))
+
+    def _run(self, args: tuple, kwargs: dict, traces: dict | None) -> Any:
         lowered = self.lowered
         closed = lowered._closed
         leaves = jax.tree_util.tree_leaves((args, kwargs))
@@ -235,11 +260,7 @@ class LoopCompiled:
         env: dict[Any, Any] = dict(zip(closed.jaxpr.invars, leaves))
         env.update(zip(closed.jaxpr.constvars, closed.consts))
         if lowered._before is not None:
-            piece = lowered._before
-            with _piece_warnings(), lowered.naming(piece.name):
-                results = lowered._jit(piece.name, piece.function())(
-                    *[env[v] for v in piece.reads])
-            env.update(zip(piece.writes, results))
+            self._piece(lowered._before, env, traces)
         loop = lowered._loop
         values = [_read(env, a) for a in loop.invars]
         cond_consts = values[:lowered._cond_n]
@@ -267,11 +288,7 @@ class LoopCompiled:
         self.iterations.append(count)
         env.update(zip(loop.outvars, carry))
         if lowered._after is not None:
-            piece = lowered._after
-            with _piece_warnings(), lowered.naming(piece.name):
-                results = lowered._jit(piece.name, piece.function())(
-                    *[env[v] for v in piece.reads])
-            env.update(zip(piece.writes, results))
+            self._piece(lowered._after, env, traces)
         outs = [_read(env, v) for v in closed.jaxpr.outvars]
         return jax.tree_util.tree_unflatten(lowered._out_tree, outs)
 
