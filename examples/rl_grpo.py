@@ -145,7 +145,7 @@ def token_logprobs(logits, tokens):
     return jnp.take_along_axis(logp, tokens[..., 1:, None], axis=-1)[..., 0]
 
 
-def policy_logprobs(params, tokens):
+def policy_logits(params, tokens):
     """The policy pipelined: embed + block0 on p0, block1 + head on p1."""
     x = mpmd.named_computation(embed, name="policy_embed")(
         {"embed": params["embed"], "pos": params["pos"]}, tokens)
@@ -153,9 +153,12 @@ def policy_logprobs(params, tokens):
         params["block0"], x)
     x = mpmd.named_computation(block, name="policy_block1")(
         params["block1"], x)
-    logits = mpmd.named_computation(head, name="policy_head")(
+    return mpmd.named_computation(head, name="policy_head")(
         params["head"], x)
-    return token_logprobs(logits, tokens)
+
+
+def policy_logprobs(params, tokens):
+    return token_logprobs(policy_logits(params, tokens), tokens)
 
 
 def completion_mask(tokens):
@@ -310,15 +313,21 @@ def sample(gen_params, prompts, iteration, eos_bias=0.0):
     return tokens, steps
 
 
-def make_prompts(topology, microbatches, iteration):
-    """[M, B, T] int32 on "gen": each prompt repeated GROUP times."""
+def prompt_tokens(microbatches, iteration) -> np.ndarray:
+    """[M, B, T] int32 prompts on the host: each repeated GROUP times,
+    new positions PAD."""
     rng = np.random.default_rng(1000 + iteration)
     count = microbatches * PROMPTS_PER_MICROBATCH
     prompts = rng.integers(2, VOCAB, size=(count, PROMPT))
     tokens = np.zeros((count, GROUP, SEQ), np.int32)
     tokens[:, :, :PROMPT] = prompts[:, None, :]
-    tokens = tokens.reshape(microbatches, PROMPTS_PER_MICROBATCH * GROUP, SEQ)
-    return global_array(tokens, NamedSharding(topology["gen"], P(None, "x")))
+    return tokens.reshape(microbatches, PROMPTS_PER_MICROBATCH * GROUP, SEQ)
+
+
+def make_prompts(topology, microbatches, iteration):
+    """`prompt_tokens` on "gen"."""
+    return global_array(prompt_tokens(microbatches, iteration),
+                        NamedSharding(topology["gen"], P(None, "x")))
 
 
 def global_array(value, sharding):
@@ -361,6 +370,24 @@ def rise(curve: list[float]) -> float:
     return float(np.mean(tail) - curve[0])
 
 
+def initial_state(topology):
+    """The policy and its Adam state on p0/p1, a frozen copy of the policy
+    on "ref" and the reward model on "reward", as global arrays."""
+    host_policy = jax.tree.map(np.asarray,
+                               init_policy(jax.random.PRNGKey(SEED)))
+    policy = jax.tree.map(global_array, host_policy,
+                          policy_shardings(topology, host_policy))
+    opt_state = jax.tree.map(global_array, optimizer.init(host_policy),
+                             optimizer_shardings(topology, host_policy))
+    ref_params = jax.tree.map(
+        lambda x: global_array(x, NamedSharding(topology["ref"], P())),
+        host_policy)
+    reward_params = jax.tree.map(
+        lambda x: global_array(x, NamedSharding(topology["reward"], P())),
+        init_reward())
+    return policy, opt_state, ref_params, reward_params
+
+
 def run(iterations: int = 10, microbatches: int = 4,
         trace_dir: str | None = None, check_jit: bool = False,
         log=print, eos_bias: float = 0.0) -> dict:
@@ -371,19 +398,8 @@ def run(iterations: int = 10, microbatches: int = 4,
     config = mpmd.make_config(
         topology, ASSIGNMENT,
         partitioning_options={"infer_transfers": True})
-    host_policy = jax.tree.map(np.asarray, init_policy(jax.random.PRNGKey(SEED)))
-    policy = jax.tree.map(global_array, host_policy,
-                          policy_shardings(topology, host_policy))
-    opt_state = jax.tree.map(
-        lambda x, s: global_array(x, s), optimizer.init(host_policy),
-        optimizer_shardings(topology, host_policy))
-    ref_params = jax.tree.map(   # a frozen copy of the initial policy
-        lambda x: global_array(x, NamedSharding(topology["ref"], P())),
-        host_policy)
-    reward_params = jax.tree.map(
-        lambda x: global_array(x, NamedSharding(topology["reward"], P())),
-        init_reward())
-    to_gen = gen_shardings(topology, host_policy)
+    policy, opt_state, ref_params, reward_params = initial_state(topology)
+    to_gen = gen_shardings(topology, policy)
 
     # One update program per sequence length of BUCKETS (the sequences'
     # axis 2, padded with PAD, which the loss, the reference and the

@@ -44,18 +44,6 @@ import mpmd  # noqa: E402
 import rl_grpo as rl  # noqa: E402
 
 
-def policy_logits(params, tokens):
-    """The policy pipelined (embed + block0 on p0, block1 + head on p1)."""
-    x = mpmd.named_computation(rl.embed, name="policy_embed")(
-        {"embed": params["embed"], "pos": params["pos"]}, tokens)
-    x = mpmd.named_computation(rl.block, name="policy_block0")(
-        params["block0"], x)
-    x = mpmd.named_computation(rl.block, name="policy_block1")(
-        params["block1"], x)
-    return mpmd.named_computation(rl.head, name="policy_head")(
-        params["head"], x)
-
-
 def make_iteration(eos_bias: float):
     def iteration(policy, opt_state, ref_params, reward_params, prompts,
                   seed):
@@ -71,7 +59,7 @@ def make_iteration(eos_bias: float):
 
         def body(carry):
             tokens, position, done = carry
-            logits = policy_logits(policy, tokens)
+            logits = rl.policy_logits(policy, tokens)
             last = jax.lax.dynamic_index_in_dim(logits, position - 1, axis=2,
                                                 keepdims=False)
             last = last.at[..., rl.EOS].add(eos_bias)
@@ -93,17 +81,6 @@ def make_iteration(eos_bias: float):
     return iteration
 
 
-def prompts_for(microbatches: int, iteration: int) -> np.ndarray:
-    """[M, B, T] int32 prompts (each repeated GROUP times), on the host."""
-    rng = np.random.default_rng(1000 + iteration)
-    count = microbatches * rl.PROMPTS_PER_MICROBATCH
-    prompts = rng.integers(2, rl.VOCAB, size=(count, rl.PROMPT))
-    tokens = np.zeros((count, rl.GROUP, rl.SEQ), np.int32)
-    tokens[:, :, :rl.PROMPT] = prompts[:, None, :]
-    return tokens.reshape(microbatches, rl.PROMPTS_PER_MICROBATCH * rl.GROUP,
-                          rl.SEQ)
-
-
 def run(iterations: int = 6, microbatches: int = 2, eos_bias: float = 0.0,
         check_jit: bool = False, log=print, trace_dir: str | None = None
         ) -> dict:
@@ -115,27 +92,15 @@ def run(iterations: int = 6, microbatches: int = 2, eos_bias: float = 0.0,
     iteration_fn = make_iteration(eos_bias)
     step = mpmd.jit(iteration_fn, config)
     reference = jax.jit(iteration_fn) if check_jit else None
-    host_policy = jax.tree.map(np.asarray,
-                               rl.init_policy(jax.random.PRNGKey(rl.SEED)))
-    policy = jax.tree.map(rl.global_array, host_policy,
-                          rl.policy_shardings(topology, host_policy))
-    opt_state = jax.tree.map(rl.global_array, rl.optimizer.init(host_policy),
-                             rl.optimizer_shardings(topology, host_policy))
-    ref_params = jax.tree.map(lambda x: rl.global_array(
-        x, jax.sharding.NamedSharding(topology["ref"],
-                                      jax.sharding.PartitionSpec())),
-        host_policy)
-    reward_params = jax.tree.map(lambda x: rl.global_array(
-        x, jax.sharding.NamedSharding(topology["reward"],
-                                      jax.sharding.PartitionSpec())),
-        rl.init_reward())
+    policy, opt_state, ref_params, reward_params = rl.initial_state(
+        topology)
     result = {"rewards": [], "losses": [], "steps": [], "checks": [],
               "concurrent": None, "concurrent_simulated": None}
     compiled = None
     log(f"{'iter':>4}  {'mean reward':>11}  {'loss':>9}  {'decode steps':>12}")
     for it in range(iterations):
         args = (policy, opt_state, ref_params, reward_params,
-                prompts_for(microbatches, it), np.int32(it))
+                rl.prompt_tokens(microbatches, it), np.int32(it))
         host_args = mpmd.fetch(args) if check_jit else None
         if compiled is None:
             compiled = step.lower(*args).compile()

@@ -16,7 +16,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 
 from mpmd.config import ConfigError
-from mpmd.runtime.executable import ArgumentProblem
+from mpmd.runtime.executable import ArgumentProblem, dtype_name
 from mpmd.runtime.placement import as_placed, fits
 from mpmd.shardings import off_topology, topology_devices
 
@@ -275,7 +275,7 @@ def _aux_text(node: Any) -> str:
 
 def _type_text(shape: Sequence[int], dtype: Any) -> str:
     """`float32[4,5]` (`float32[]` for a scalar), as jax.jit prints types."""
-    return f"{_dtype_name(dtype)}[{','.join(map(str, shape))}]"
+    return f"{dtype_name(dtype)}[{','.join(map(str, shape))}]"
 
 
 class _Report:
@@ -407,13 +407,6 @@ class _Report:
                 "and compiles once per structure, as jax.jit does)")
 
 
-def _dtype_name(dtype: Any) -> str:
-    try:
-        return np.dtype(dtype).name
-    except TypeError:  # a typed key's dtype (key<fry>)
-        return str(dtype)
-
-
 def describe_argument(paths: Sequence[str]) -> Any:
     """How `mpmd.jit` words a problem with an argument: by its pytree path
     (`params['w1']`), as lowered."""
@@ -427,10 +420,10 @@ def describe_argument(paths: Sequence[str]) -> Any:
         if problem.kind == "not_array":
             return (f"argument {where} is a {problem.type_name}, not an "
                     f"array; the program was lowered for shape {shape} and "
-                    f"dtype {_dtype_name(dtype)}")
+                    f"dtype {dtype_name(dtype)}")
         return (f"argument {where} has shape {problem.shape} and dtype "
-                f"{_dtype_name(problem.dtype)}, but the program was lowered "
-                f"for shape {shape} and dtype {_dtype_name(dtype)}; lower "
+                f"{dtype_name(problem.dtype)}, but the program was lowered "
+                f"for shape {shape} and dtype {dtype_name(dtype)}; lower "
                 "again for new shapes")
 
     return describe

@@ -51,45 +51,47 @@ def _holds_named_computation(jaxpr: Any) -> bool:
     return False
 
 
+def _spans_meshes(eqn: Any) -> bool:
+    """Whether `eqn` is a `while` whose condition or body holds named
+    computations."""
+    return eqn.primitive.name == "while" and (
+        _holds_named_computation(eqn.params["body_jaxpr"].jaxpr) or
+        _holds_named_computation(eqn.params["cond_jaxpr"].jaxpr))
+
+
+# Calls whose callee a loop across meshes may hide in (named as refused).
+_CALLS = ("pjit", "jit", "closed_call", "custom_jvp_call", "custom_vjp_call")
+
+
 def loop_across_meshes(closed: Any) -> int | None:
     """The position in `closed` (a ClosedJaxpr) of the top-level
     `while` whose condition or body holds named computations; None when
-    there is none. Raises LoopError for a second one, or for one nested in
-    another construct."""
+    there is none. Raises LoopError for a second one, or for one inside a
+    called function."""
     found = None
     for index, eqn in enumerate(closed.jaxpr.eqns):
-        if eqn.primitive.name == "while":
-            if _holds_named_computation(eqn.params["body_jaxpr"].jaxpr) or \
-                    _holds_named_computation(eqn.params["cond_jaxpr"].jaxpr):
-                if found is not None:
-                    raise LoopError(
-                        "not supported yet: two jax.lax.while_loops whose "
-                        "bodies hold named computations in one function; "
-                        "put each in its own mpmd.jit function")
-                found = index
-        elif eqn.primitive.name not in ("pjit", "jit", "closed_call",
-                                        "custom_jvp_call", "custom_vjp_call"):
-            continue
-        else:
-            for sub in jcore.jaxprs_in_params(eqn.params):
-                if _nested_loop(sub):
-                    raise LoopError(
-                        "not supported yet: a jax.lax.while_loop whose body "
-                        f"holds named computations inside {eqn.primitive.name!r}"
-                        "; call the loop at the top level of the function "
-                        "mpmd.jit partitions")
+        if _spans_meshes(eqn):
+            if found is not None:
+                raise LoopError(
+                    "not supported yet: two jax.lax.while_loops whose "
+                    "bodies hold named computations in one function; "
+                    "put each in its own mpmd.jit function")
+            found = index
+        elif eqn.primitive.name in _CALLS and any(
+                _nested_loop(sub)
+                for sub in jcore.jaxprs_in_params(eqn.params)):
+            raise LoopError(
+                "not supported yet: a jax.lax.while_loop whose body holds "
+                f"named computations inside {eqn.primitive.name!r}; call "
+                "the loop at the top level of the function mpmd.jit "
+                "partitions")
     return found
 
 
 def _nested_loop(jaxpr: Any) -> bool:
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name == "while" and (
-                _holds_named_computation(eqn.params["body_jaxpr"].jaxpr) or
-                _holds_named_computation(eqn.params["cond_jaxpr"].jaxpr)):
-            return True
-        if any(_nested_loop(sub) for sub in jcore.jaxprs_in_params(eqn.params)):
-            return True
-    return False
+    return any(_spans_meshes(eqn) or any(
+        _nested_loop(sub) for sub in jcore.jaxprs_in_params(eqn.params))
+        for eqn in jaxpr.eqns)
 
 
 class _Piece:

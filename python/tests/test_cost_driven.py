@@ -20,36 +20,12 @@ from mpmd import pipeline_registry as registry
 from mpmd.runtime.simulate import Costs
 from mpmd.schedules import ScheduleError
 from mpmd.schedules import list_schedule as ls
+from mpmd.schedules.zero_bubble_paper import (FIXED_SETUPS, TABLE5, TABLE9,
+                                              WEIGHT_MEMORY, close_to)
 from meshes import four_meshes
-
-# The Zero Bubble paper (Qi et al., ICLR 2024), Table 9: one stage's F, B,
-# W and p2p times (ms) on A100s, and its pipeline sizes.
-TABLE9 = {
-    "1.5B": (8, Costs(forward=18.522, backward=18.086, weight_gradient=9.337,
-                      transfer=0.601)),
-    "6.2B": (8, Costs(forward=29.718, backward=29.592,
-                      weight_gradient=19.144, transfer=0.527)),
-    "14.6B": (16, Costs(forward=11.347, backward=11.248,
-                        weight_gradient=8.132, transfer=0.377)),
-}
-# Its Table 5: bubble rates of 1F1B, ZB-H1, ZB-H2 and ZB-2p.
-TABLE5 = {
-    ("1.5B", 24): (0.2431, 0.1585, 0.1083, 0.0433),
-    ("6.2B", 24): (0.2347, 0.1323, 0.0698, 0.0029),
-    ("6.2B", 32): (0.1898, 0.1045, 0.0559, 0.0022),
-    ("14.6B", 48): (0.2552, 0.1397, 0.0672, 0.0066),
-}
-# The share of a stage's activations its W still reads, M_W / M_B in the
-# paper's memory model, for the 1.5B GPT (32 / (34 + 5as/h) with a = 24
-# heads, s = 1024, h = 2304); the other sizes' are smaller.
-WEIGHT_MEMORY = 0.366
 
 UNEQUAL = Costs(forward=1.0, backward=1.3, weight_gradient=0.6,
                 transfer=0.2)
-
-
-def close_to(ours: float, paper: float) -> bool:
-    return ours <= paper * 1.25 or ours <= paper + 0.02
 
 
 def check_valid(pipeline: ls.Pipeline, orders: list[list[ls.Op]]) -> None:
@@ -145,7 +121,7 @@ def registry_rate(name: str, p: int, m: int, costs: Costs,
     return ls.simulate_orders(pipeline, orders, costs).stage_bubble_fraction
 
 
-@pytest.mark.parametrize("setup", sorted(TABLE5))
+@pytest.mark.parametrize("setup", sorted(FIXED_SETUPS))
 def test_fixed_schedules_reach_the_papers_rates(setup):
     model, m = setup
     p, costs = TABLE9[model]

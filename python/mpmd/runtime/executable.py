@@ -39,7 +39,7 @@ from mpmd.runtime.profile import (ProfileError, check_source, donates_inputs,
 from mpmd.runtime.trace import Trace
 from mpmd.runtime.trace_record import TraceRecorder, prepare_traced_run
 
-__all__ = ["ArgumentProblem", "InputError", "PlanExecutable",
+__all__ = ["ArgumentProblem", "InputError", "PlanExecutable", "dtype_name",
            "estimated_cost", "expected_arguments", "groups", "stacked_array"]
 
 
@@ -66,7 +66,8 @@ class ArgumentProblem:
 Describe = Callable[[ArgumentProblem], str]
 
 
-def _dtype_name(dtype: Any) -> str:
+def dtype_name(dtype: Any) -> str:
+    """A dtype's name as errors print it (a typed key's too)."""
     try:
         return np.dtype(dtype).name
     except TypeError:  # a typed key's dtype (key<fry>)
@@ -81,10 +82,10 @@ def _default_describe(problem: ArgumentProblem) -> str:
     shape, dtype = problem.expected
     if problem.kind == "not_array":
         return (f"{where} is a {problem.type_name}, not an array; pass an "
-                f"array of shape {shape} and dtype {_dtype_name(dtype)}")
+                f"array of shape {shape} and dtype {dtype_name(dtype)}")
     return (f"{where} has shape {problem.shape} and dtype "
-            f"{_dtype_name(problem.dtype)}, but the program takes shape "
-            f"{shape} and dtype {_dtype_name(dtype)}")
+            f"{dtype_name(problem.dtype)}, but the program takes shape "
+            f"{shape} and dtype {dtype_name(dtype)}")
 
 
 def groups(leaves: Sequence[LeafIO], specs: Sequence[Any]) -> list[list[Any]]:

@@ -16,7 +16,8 @@
 - `orders`: a pipeline's ops, placements and orders, simulated with costs.
 - `list_schedule`: orders built from costs by a list scheduler over that
   simulation; `from_costs` wraps it as `cost_driven(costs, in_flight=N)`,
-  a schedule for `pipeline_schedule` or a loop.
+  a schedule for `pipeline_schedule` or a loop; `zero_bubble_paper` holds
+  the Zero Bubble paper's measured costs and rates they are compared to.
 
 This package's own names are `core`'s and `cost_driven`; the others are
 its submodules.
