@@ -4,18 +4,23 @@
     compiled = mpmd.jit(train_step, config).lower(params, batch).compile()
 
 The compiler (`parse`, `verify`, `run_pipeline`) needs no JAX; the front
-end and the runtime import JAX on first use.
+end and the runtime import JAX on first use. Every name loads on first
+use, so that the runtime runs an export (`mpmd.export`) where the
+compiler's extension is missing.
 """
 
 from typing import Any
 
-from mpmd.compiler import parse, run_pipeline, verify
 from mpmd.errors import CompilerError, CompilerWarning, Diagnostic, MpmdError
 
 __version__ = "0.1.0"
 
-# Names imported on first use (they need JAX), and where they live.
+# Names imported on first use (the compiler's extension, or JAX), and where
+# they live.
 _LAZY = {
+    "parse": "mpmd.compiler",
+    "run_pipeline": "mpmd.compiler",
+    "verify": "mpmd.compiler",
     "FrontendError": "mpmd.frontend",
     "InvalidCallCounterError": "mpmd.frontend",
     "InvalidLoopBoundsError": "mpmd.frontend",
@@ -67,9 +72,6 @@ __all__ = [
     "CompilerWarning",
     "Diagnostic",
     "MpmdError",
-    "parse",
-    "run_pipeline",
-    "verify",
     *_LAZY,
 ]
 
@@ -78,7 +80,7 @@ def __getattr__(name: str) -> Any:
     import importlib  # noqa: PLC0415
 
     if name in ("frontend", "runtime", "pipeline", "pipeline_registry",
-                "schedules", "compiler"):
+                "schedules", "compiler", "export"):
         value = importlib.import_module(f"mpmd.{name}")
     elif name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)

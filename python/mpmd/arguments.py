@@ -15,7 +15,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding
 
-from mpmd.config import ConfigError
+from mpmd.errors import ConfigError
 from mpmd.runtime.executable import ArgumentProblem, dtype_name
 from mpmd.runtime.placement import as_placed, fits
 from mpmd.shardings import off_topology, topology_devices

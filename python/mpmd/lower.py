@@ -193,6 +193,7 @@ def lower_traced(function: "MpmdFunction", traced: "Traced") -> Lowered:
     lowered_mpmd = Lowered(config, mpmd_text, plan, in_tree,
                            out_tree, text, static, module)
     lowered_mpmd.argument_paths = user_paths
+    lowered_mpmd.plan_json = plan_json
     lowered_mpmd.io = io
     lowered_mpmd.program_paths = (paths, out_paths)
     lowered_mpmd.stacks = dict(traced._splits)

@@ -28,8 +28,9 @@ from typing import Any, Mapping
 from jax.sharding import Mesh
 
 from mpmd.errors import CompilerError
-from mpmd.runtime.module import CompiledModule, ModuleError
-from mpmd.runtime.plan import ExecutionPlan, MeshSpec
+from mpmd.runtime.module import (CompiledModule, ModuleError,
+                                 check_topology_type, plan_meshes)
+from mpmd.runtime.plan import ExecutionPlan
 
 __all__ = ["compile_module"]
 
@@ -81,14 +82,14 @@ def compile_module(text: str, topology: Mapping[str, Mesh], *,
         raise ModuleError(
             f"compile_module: source_name must be a str, got "
             f"{source_name!r} of type {type(source_name).__name__}")
-    meshes = _check_topology_type(topology)
+    meshes = check_topology_type(topology, "compile_module", ModuleError)
     try:
         module_text, plan_json = _compile_to_plan(text, source_name)
     except CompilerError as error:
         raise _refused(error) from None
     plan = ExecutionPlan.from_json(plan_json)
     read = time.perf_counter()
-    meshes = _module_meshes(plan, meshes)
+    meshes = plan_meshes(plan, meshes, "the module", ModuleError)
     # Every process of a job must run the same plan on the same devices,
     # or they would wait for each other's transfers forever.
     compiled = CompiledModule.compile(module_text, plan, meshes,
@@ -127,75 +128,3 @@ def _refused(error: CompilerError) -> CompilerError:
         notes = [f"note: {_EXPORTED}"]
     return CompilerError(headline, error.diagnostics, notes=notes,
                          retold=True)
-
-
-def _check_topology_type(topology: Any) -> dict[str, Mesh]:
-    if not isinstance(topology, Mapping):
-        raise ModuleError(
-            "compile_module takes the topology as a mapping of mesh name to "
-            f"jax.sharding.Mesh, got {type(topology).__name__}")
-    for name, mesh in topology.items():
-        if not isinstance(mesh, Mesh):
-            raise ModuleError(
-                f"topology[{name!r}] is a {type(mesh).__name__}, not a "
-                "jax.sharding.Mesh")
-    return dict(topology)
-
-
-def _declared(spec: MeshSpec) -> str:
-    """A mesh as the module's topology declares it: `<["x"=2]>`."""
-    axes = ", ".join(f'"{axis}"={size}' for axis, size in spec.axes)
-    return f"<[{axes}]>"
-
-
-def _mesh_axes(mesh: Mesh) -> tuple[tuple[str, int], ...]:
-    return tuple((str(axis), int(size))
-                 for axis, size in zip(mesh.axis_names, mesh.devices.shape))
-
-
-def _module_meshes(plan: ExecutionPlan,
-                   topology: dict[str, Mesh]) -> dict[str, Mesh]:
-    """The topology's meshes of the module, each checked against the
-    module's declaration."""
-    names = [spec.name for spec in plan.meshes]
-    missing = [name for name in names if name not in topology]
-    if missing:
-        quoted = ", ".join(repr(name) for name in missing)
-        raise ModuleError(
-            f"the topology has no mesh {quoted}: the module's main runs on "
-            f"meshes {', '.join(map(repr, names))}, and the topology given "
-            f"has {', '.join(map(repr, topology)) or 'none'}; add "
-            + "; ".join(f"{spec.name!r}: a Mesh of axes {_declared(spec)}"
-                        for spec in plan.meshes if spec.name in missing))
-    meshes = {}
-    for spec in plan.meshes:
-        mesh = topology[spec.name]
-        if spec.device_ids is not None:
-            raise ModuleError(
-                f"not supported yet: mesh {spec.name!r} of the module's "
-                f"topology lists device ids {list(spec.device_ids)}; "
-                "compile_module lays each mesh out as the jax Mesh given "
-                "for it")
-        if _mesh_axes(mesh) != spec.axes:
-            given = ", ".join(f'"{axis}"={size}'
-                              for axis, size in _mesh_axes(mesh))
-            shape = tuple(size for _, size in spec.axes)
-            axis_names = tuple(axis for axis, _ in spec.axes)
-            raise ModuleError(
-                f"mesh {spec.name!r} of the topology has axes <[{given}]>, "
-                f"but the module declares {spec.name!r} as "
-                f"{_declared(spec)}: give a Mesh of shape {shape} with axis "
-                f"names {axis_names}")
-        meshes[spec.name] = mesh
-    # A transfer between meshes on the same devices may hand over the very
-    # buffers a program of either mesh then donates.
-    owner: dict[int, str] = {}
-    for name, mesh in meshes.items():
-        for device in mesh.devices.flat:
-            if device.id in owner:
-                raise ModuleError(
-                    f"meshes {owner[device.id]!r} and {name!r} of the "
-                    f"topology share device {device.id}; each device "
-                    "belongs to one mesh of the module")
-            owner[device.id] = name
-    return meshes

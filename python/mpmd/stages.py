@@ -104,6 +104,9 @@ class Lowered:
         self.static_argnums = static_argnums
         # The pytree path of each flat argument, `params['w1']` style.
         self.argument_paths: list[str] = []
+        # The plan as the compiler wrote it (JSON), where lowering kept it:
+        # what `mpmd.export` stores.
+        self.plan_json: str | None = None
         # The Python function's name, for messages.
         self.function_name = plan.function
         # Seconds spent per phase: "trace" (JAX traces and lowers),

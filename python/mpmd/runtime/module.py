@@ -12,7 +12,7 @@ compiler.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import jax
 import numpy as np
@@ -22,10 +22,10 @@ from mpmd.errors import MpmdError
 from mpmd.runtime.executable import (ArgumentProblem, InputError,
                                      PlanExecutable)
 from mpmd.runtime.plan import (_DTYPES, _ML_DTYPES, CallStep, ExecutionPlan,
-                               TensorSpec)
+                               MeshSpec, TensorSpec)
 
 __all__ = ["CompiledModule", "ModuleError", "ModuleInputError",
-           "describe_module_argument"]
+           "check_topology_type", "describe_module_argument", "plan_meshes"]
 
 
 class ModuleError(MpmdError, ValueError):
@@ -222,3 +222,80 @@ def _donated_inputs(plan: ExecutionPlan) -> tuple[int, ...]:
                         step.inputs[position] < count:
                     donated.add(step.inputs[position])
     return tuple(sorted(donated))
+
+
+# --- the topology a plan runs on -----------------------------------------------
+
+def check_topology_type(topology: Any, door: str,
+                        error: type[MpmdError]) -> dict[str, Mesh]:
+    """`topology` as a dict of mesh name to `Mesh`, or `error` saying what
+    `door` (`compile_module`, an export's call) takes."""
+    if not isinstance(topology, Mapping):
+        raise error(
+            f"{door} takes the topology as a mapping of mesh name to "
+            f"jax.sharding.Mesh, got {type(topology).__name__}")
+    for name, mesh in topology.items():
+        if not isinstance(mesh, Mesh):
+            raise error(
+                f"topology[{name!r}] is a {type(mesh).__name__}, not a "
+                "jax.sharding.Mesh")
+    return dict(topology)
+
+
+def _declared(spec: MeshSpec) -> str:
+    """A mesh as a plan's topology declares it: `<["x"=2]>`."""
+    axes = ", ".join(f'"{axis}"={size}' for axis, size in spec.axes)
+    return f"<[{axes}]>"
+
+
+def _mesh_axes(mesh: Mesh) -> tuple[tuple[str, int], ...]:
+    return tuple((str(axis), int(size))
+                 for axis, size in zip(mesh.axis_names, mesh.devices.shape))
+
+
+def plan_meshes(plan: ExecutionPlan, topology: dict[str, Mesh], what: str,
+                error: type[MpmdError]) -> dict[str, Mesh]:
+    """The topology's meshes of the plan, each checked against the plan's
+    declaration (`what` names the plan's owner in messages: "the
+    module"); `error` otherwise."""
+    names = [spec.name for spec in plan.meshes]
+    missing = [name for name in names if name not in topology]
+    if missing:
+        quoted = ", ".join(repr(name) for name in missing)
+        raise error(
+            f"the topology has no mesh {quoted}: {what}'s main runs on "
+            f"meshes {', '.join(map(repr, names))}, and the topology given "
+            f"has {', '.join(map(repr, topology)) or 'none'}; add "
+            + "; ".join(f"{spec.name!r}: a Mesh of axes {_declared(spec)}"
+                        for spec in plan.meshes if spec.name in missing))
+    meshes = {}
+    for spec in plan.meshes:
+        mesh = topology[spec.name]
+        if spec.device_ids is not None:
+            raise error(
+                f"not supported yet: mesh {spec.name!r} of {what}'s "
+                f"topology lists device ids {list(spec.device_ids)}; "
+                "each mesh is laid out as the jax Mesh given for it")
+        if _mesh_axes(mesh) != spec.axes:
+            given = ", ".join(f'"{axis}"={size}'
+                              for axis, size in _mesh_axes(mesh))
+            shape = tuple(size for _, size in spec.axes)
+            axis_names = tuple(axis for axis, _ in spec.axes)
+            raise error(
+                f"mesh {spec.name!r} of the topology has axes <[{given}]>, "
+                f"but {what} declares {spec.name!r} as "
+                f"{_declared(spec)}: give a Mesh of shape {shape} with axis "
+                f"names {axis_names}")
+        meshes[spec.name] = mesh
+    # A transfer between meshes on the same devices may hand over the very
+    # buffers a program of either mesh then donates.
+    owner: dict[int, str] = {}
+    for name, mesh in meshes.items():
+        for device in mesh.devices.flat:
+            if device.id in owner:
+                raise error(
+                    f"meshes {owner[device.id]!r} and {name!r} of the "
+                    f"topology share device {device.id}; each device "
+                    f"belongs to one mesh of {what}")
+            owner[device.id] = name
+    return meshes

@@ -30,7 +30,9 @@ from mpmd.runtime.placement import equivalent
 from mpmd.runtime.relocation import relocated
 
 __all__ = [
+    "ExportedProgram",
     "MeshProgram",
+    "export_program",
     "lower_program",
     "ProgramCompileError",
     "ProgramError",
@@ -73,13 +75,38 @@ class ProgramInputError(ProgramError):
 # Parsing the program text
 
 
+@dataclass(frozen=True, eq=False)
+class ExportedProgram:
+    """A program as `jax.export` serialized it (`mpmd.export`): what a
+    `ProgramSpec.module` holds in a plan read from an export, instead of
+    StableHLO text. Equal when their serialized bytes are (`digest`)."""
+
+    exported: Any = field(repr=False)  # a jax.export.Exported
+    digest: str
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "ExportedProgram":
+        return cls(jax.export.deserialize(bytearray(data)),
+                   hashlib.sha256(data).hexdigest())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ExportedProgram) and \
+            other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+
 @dataclass(frozen=True)
 class _Source:
-    """Program text as a primitive parameter: hashed by digest, short repr."""
+    """Program text as a primitive parameter: hashed by digest, short repr.
+    For a program from an export, `exported` holds it (and `text` is
+    empty)."""
 
     text: str = field(repr=False, compare=False)
     digest: str
     entry: str
+    exported: Any = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         return f"<program {self.entry} {self.digest[:12]}>"
@@ -362,7 +389,7 @@ class MeshProgram:
     @classmethod
     def compile(
         cls,
-        stablehlo_text: str,
+        stablehlo_text: "str | ExportedProgram",
         mesh: Mesh,
         *,
         name: str,
@@ -373,7 +400,8 @@ class MeshProgram:
         reserved_bytes: int = 0,
     ) -> MeshProgram:
         """Compile `stablehlo_text` (entry `@main`, or its only public function)
-        with XLA for exactly the devices of `mesh`.
+        with XLA for exactly the devices of `mesh`; or a program read from
+        an export (`ExportedProgram`), called through `jax.export`.
 
         `like`: the same text already compiled for another mesh of the same
         shape (axis names and sizes, device kind) with the same shardings
@@ -514,7 +542,7 @@ class MeshProgram:
 
 
 def lower_program(
-    stablehlo_text: str,
+    stablehlo_text: "str | ExportedProgram",
     mesh: Mesh,
     *,
     name: str,
@@ -572,7 +600,7 @@ def _cache_every_program() -> Any:
 
 
 def _checked(
-    stablehlo_text: str,
+    stablehlo_text: "str | ExportedProgram",
     mesh: Mesh,
     name: str,
     in_shardings: Sequence[NamedSharding] | None,
@@ -583,9 +611,20 @@ def _checked(
     against its signature; `ProgramCompileError` names what does not fit."""
     if not isinstance(mesh, Mesh):
         raise ProgramCompileError(name, mesh, f"mesh must be a jax.sharding.Mesh, got {mesh!r}")
-    digest = hashlib.sha256(stablehlo_text.encode()).hexdigest()
+    exported = None
+    if isinstance(stablehlo_text, ExportedProgram):
+        exported, digest, entry = stablehlo_text.exported, \
+            stablehlo_text.digest, "main"
+        stablehlo_text = ""
+    else:
+        digest = hashlib.sha256(stablehlo_text.encode()).hexdigest()
     try:
-        entry, in_avals, out_avals = _signature(stablehlo_text, digest)
+        if exported is not None:
+            in_avals, out_avals = (tuple(
+                jax.core.ShapedArray(tuple(a.shape), a.dtype) for a in avals)
+                for avals in (exported.in_avals, exported.out_avals))
+        else:
+            entry, in_avals, out_avals = _signature(stablehlo_text, digest)
         ins = _check_shardings("argument", in_shardings, in_avals, mesh)
         outs = _check_shardings("result", out_shardings, out_avals, mesh)
         donated = tuple(sorted(set(int(i) for i in donate_argnums)))
@@ -594,7 +633,8 @@ def _checked(
                 raise ValueError(f"donate_argnums has {i}, but the program has {len(in_avals)} arguments")
     except ValueError as e:
         raise ProgramCompileError(name, mesh, str(e)) from None
-    return _Source(stablehlo_text, digest, entry), in_avals, out_avals, ins, outs, donated
+    return (_Source(stablehlo_text, digest, entry, exported), in_avals,
+            out_avals, ins, outs, donated)
 
 
 def _lower(
@@ -606,9 +646,19 @@ def _lower(
     in_shardings: tuple[NamedSharding, ...],
     out_shardings: tuple[NamedSharding, ...],
     donated: tuple[int, ...],
-) -> jax.stages.Lowered:
-    def run(*args: jax.Array) -> list[jax.Array]:
-        return list(_program_p.bind(*args, source=source, out_avals=out_avals))
+    platforms: tuple[str, ...] | None = None,
+) -> Any:
+    """The program lowered by JAX for `mesh` (a `jax.stages.Lowered`); with
+    `platforms`, exported for them instead (a `jax.export.Exported`)."""
+    if source.exported is not None:
+        exported = source.exported
+
+        def run(*args: jax.Array) -> list[jax.Array]:
+            return list(exported.call(*args))
+    else:
+        def run(*args: jax.Array) -> list[jax.Array]:
+            return list(_program_p.bind(*args, source=source,
+                                        out_avals=out_avals))
 
     run.__name__ = run.__qualname__ = _identifier(name)
     jitted = jax.jit(
@@ -623,9 +673,35 @@ def _lower(
             jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=s)
             for a, s in zip(in_avals, in_shardings)
         ]
+        if platforms is not None:
+            return jax.export.export(jitted, platforms=platforms)(*specs)
         return jitted.lower(*specs)
-    except Exception as e:  # MLIRError, ValueError, ...
-        raise ProgramCompileError(name, mesh, f"{type(e).__name__}: {e}") from e
+    except Exception as e:  # MLIRError, ValueError, custom calls jax.export refuses, ...
+        what = "jax.export: " if platforms is not None else ""
+        raise ProgramCompileError(name, mesh, f"{what}{type(e).__name__}: {e}") from e
+
+
+def export_program(
+    stablehlo_text: str,
+    mesh: Mesh,
+    *,
+    name: str,
+    platforms: Sequence[str],
+    in_shardings: Sequence[NamedSharding] | None = None,
+    out_shardings: Sequence[NamedSharding] | None = None,
+    donate_argnums: Sequence[int] = (),
+) -> bytes:
+    """`stablehlo_text` as `jax.export` serializes a function for
+    `platforms` ("cpu", "cuda", ...): JAX's versioned form of one program,
+    which `ExportedProgram.from_bytes` reads back (in a later JAX too).
+    The shardings and donation are those `MeshProgram.compile` takes.
+    Raises `ProgramCompileError`."""
+    source, in_avals, out_avals, ins, outs, donated = _checked(
+        stablehlo_text, mesh, name, in_shardings, out_shardings,
+        donate_argnums)
+    exported = _lower(name, mesh, source, in_avals, out_avals, ins, outs,
+                      donated, platforms=tuple(platforms))
+    return bytes(exported.serialize())
 
 
 def _identifier(name: str) -> str:

@@ -1,0 +1,317 @@
+"""mpmd.export: an MPMD program serialized with its plan and one
+`jax.export` payload per program, read back and run without the compiler
+(in another process that cannot import it, in one process and in two),
+equal to `jax.jit`; and every way a payload or a call can be wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from jax.sharding import Mesh
+
+import mpmd
+import mpmd.export
+from mpmd.export import ExportError, ExportInputError
+from meshes import assert_trees_close
+from test_training_loop import (data, init_params, make_step, meshes,
+                                stage_assignment)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LOADER = os.path.join(HERE, "export_loader.py")
+
+optimizer = optax.adam(1e-2)
+step = make_step(optimizer)
+
+
+def adam_config():
+    return mpmd.make_config(
+        meshes(), stage_assignment(),
+        partitioning_options={"pipeline_schedule": "1f1b",
+                              "infer_transfers": True})
+
+
+@pytest.fixture(scope="module")
+def adam_export():
+    """The pipelined Adam step (4 meshes x 2 devices, 8 microbatches,
+    1F1B) exported, its arguments, and jax.jit's results."""
+    params = init_params()
+    xs, ys = data()
+    state = optimizer.init(params)
+    exported = mpmd.export.export(mpmd.jit(step, adam_config()))(
+        params, state, xs, ys)
+    expected = jax.jit(step)(params, state, xs, ys)
+    return exported, (params, state, xs, ys), expected
+
+
+def write_io(path, args, expected) -> None:
+    flat = {f"in{i}": np.asarray(x)
+            for i, x in enumerate(jax.tree.leaves((tuple(args), {})))}
+    flat.update({f"out{i}": np.asarray(x)
+                 for i, x in enumerate(jax.tree.leaves(expected))})
+    np.savez(path, **flat)
+
+
+def test_adam_step_runs_in_a_process_without_the_compiler(adam_export,
+                                                          tmp_path):
+    exported, args, expected = adam_export
+    data_path = tmp_path / "adam.mpmd"
+    data_path.write_bytes(exported.serialize())
+    write_io(tmp_path / "io.npz", args, expected)
+    result = subprocess.run(
+        [sys.executable, LOADER, str(data_path), str(tmp_path / "io.npz")],
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr[-4000:]
+    assert "export ran without the compiler" in result.stdout
+    # Every leaf of parameters, both Adam moments, the count and the loss.
+    shards = int(result.stdout.split(": ")[1].split()[0])
+    assert shards >= len(jax.tree.leaves(expected))
+
+
+def test_round_trip_equals_the_original_and_jax_jit(adam_export):
+    exported, args, expected = adam_export
+    loaded = mpmd.export.deserialize(exported.serialize())
+    assert loaded.fun_name == "step"
+    assert loaded.in_tree == jax.tree_util.tree_structure((args, {}))
+    assert loaded.meshes == {f"m{i}": (("x", 2),) for i in range(4)}
+    assert set(loaded.platforms.values()) == {("cpu",)}
+    assert loaded.made_by["jax"] == jax.__version__
+    assert len(loaded.plan.programs) == len(exported.plan.programs) > 4
+    results = loaded.call(*args, topology=meshes())
+    assert_trees_close(results, expected)
+    original = mpmd.jit(step, adam_config())(*args)
+    assert_trees_close(results, original, rtol=1e-6, atol=1e-7)
+    # Layer i's parameters and moments stay on m{i}, as mpmd.jit puts them.
+    new_params = results[0]
+    for i in range(4):
+        assert set(new_params[f"layer{i}"]["w"].sharding.device_set) == set(
+            meshes()[f"m{i}"].devices.flat)
+    # The training loop: called on its own results, compiled once.
+    again = loaded.call(*results[:2], *args[2:], topology=meshes())
+    reference = jax.jit(step)(*expected[:2], *args[2:])
+    assert_trees_close(again, reference)
+    assert len(loaded._compiled) == 1
+
+
+def test_default_topology_and_other_devices(adam_export):
+    exported, args, expected = adam_export
+    # The default: meshes of the export's shapes over jax.devices() in order.
+    assert_trees_close(exported.call(*args), expected)
+    # The same shapes on other devices (reversed): runs the same.
+    devices = jax.devices()[:8][::-1]
+    other = exported.default_topology(devices)
+    assert [d.id for d in other["m0"].devices.flat] == [7, 6]
+    assert_trees_close(exported.call(*args, topology=other), expected)
+
+
+class Point(NamedTuple):
+    x: jax.Array
+    scale: jax.Array
+
+
+def test_keys_kwargs_static_arguments_and_namedtuples():
+    topology = {"a": Mesh(np.array(jax.devices()[:2]), ("x",)),
+                "b": Mesh(np.array(jax.devices()[2:4]), ("x",))}
+
+    def f(point, key, power, *, bias):
+        h = mpmd.named_computation(
+            lambda p, k: p.x * p.scale + jax.random.normal(k, p.x.shape),
+            name="first")(point, key)
+        out = mpmd.named_computation(lambda h: h ** power + bias,
+                                     name="second")(h)
+        return Point(out, point.scale), jax.random.split(key)[0]
+
+    config = mpmd.make_config(topology, {"first": "a", "second": "b"})
+    point = Point(jnp.arange(8.0).reshape(4, 2), jnp.float32(2.0))
+    key = jax.random.key(3)
+    exported = mpmd.export.export(mpmd.jit(f, config, static_argnums=2))(
+        point, key, 2, bias=jnp.ones((4, 2)))
+    loaded = mpmd.export.deserialize(exported.serialize())
+    assert [a.shape for a in loaded.in_avals] == [(4, 2), (), (), (4, 2)]
+    assert jax.dtypes.issubdtype(loaded.in_avals[2].dtype,
+                                 jax.dtypes.prng_key)
+    # The static argument is fixed at export: the call takes the others.
+    result, new_key = loaded.call(point, key, bias=jnp.ones((4, 2)),
+                                  topology=topology)
+    expected, expected_key = jax.jit(f, static_argnums=2)(
+        point, key, 2, bias=jnp.ones((4, 2)))
+    assert isinstance(result, Point)
+    assert_trees_close(result, expected)
+    assert jax.dtypes.issubdtype(new_key.dtype, jax.dtypes.prng_key)
+    np.testing.assert_array_equal(jax.random.key_data(new_key),
+                                  jax.random.key_data(expected_key))
+    # Arguments of another structure or shape: the door's error, by path.
+    with pytest.raises(ExportInputError, match="bias"):
+        loaded.call(point, key, topology=topology)
+    with pytest.raises(ExportInputError, match=r"has shape \(3, 2\)"):
+        loaded.call(Point(jnp.zeros((3, 2)), jnp.float32(1)), key,
+                    bias=jnp.ones((4, 2)), topology=topology)
+
+
+def test_exported_for_several_platforms_runs_on_cpu():
+    topology = {"a": Mesh(np.array(jax.devices()[:2]), ("x",)),
+                "b": Mesh(np.array(jax.devices()[2:4]), ("x",))}
+
+    def f(x):
+        y = mpmd.named_computation(jnp.sin, name="s1")(x)
+        return mpmd.named_computation(lambda y: y @ y.T, name="s2")(y)
+
+    config = mpmd.make_config(topology, {"s1": "a", "s2": "b"})
+    x = jnp.arange(16.0).reshape(4, 4)
+    exported = mpmd.export.export(mpmd.jit(f, config),
+                                  platforms=("cuda", "cpu"))(x)
+    assert exported.platforms == {"a": ("cuda", "cpu"), "b": ("cuda", "cpu")}
+    np.testing.assert_allclose(exported.call(x, topology=topology),
+                               jax.jit(f)(x), rtol=1e-5)
+    # Per mesh: "a" for a GPU only.
+    gpu_only = mpmd.export.export(mpmd.jit(f, config),
+                                  platforms={"a": "cuda"})(x)
+    assert gpu_only.platforms == {"a": ("cuda",), "b": ("cpu",)}
+    with pytest.raises(ExportError, match=r"mesh 'a' of the topology is on "
+                       r"cpu devices, and its programs were exported for "
+                       r"cuda"):
+        gpu_only.call(x, topology=topology)
+    with pytest.raises(ExportError, match="names mesh 'c'"):
+        mpmd.export.export(mpmd.jit(f, config), platforms={"c": "cpu"})(x)
+    with pytest.raises(ExportError, match="platforms must be"):
+        mpmd.export.export(mpmd.jit(f, config), platforms=3)
+
+
+# --- what is refused -----------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_export():
+    topology = {"a": Mesh(np.array(jax.devices()[:2]), ("x",)),
+                "b": Mesh(np.array(jax.devices()[2:4]), ("x",))}
+
+    def f(x):
+        y = mpmd.named_computation(jnp.cos, name="s1")(x)
+        return mpmd.named_computation(lambda y: y * 3, name="s2")(y)
+
+    config = mpmd.make_config(topology, {"s1": "a", "s2": "b"})
+    return mpmd.export.export(mpmd.jit(f, config))(jnp.ones((4,))), topology
+
+
+def header_of(data: bytes) -> tuple[dict, int]:
+    at = len(mpmd.export.MAGIC)
+    (size,) = struct.unpack("<Q", data[at:at + 8])
+    return json.loads(data[at + 8:at + 8 + size]), at + 8 + size
+
+
+def with_header(data: bytes, header: dict) -> bytes:
+    _, end = header_of(data)
+    text = json.dumps(header).encode()
+    return mpmd.export.MAGIC + struct.pack("<Q", len(text)) + text + data[end:]
+
+
+def test_bad_payloads_name_what_is_wrong(small_export):
+    exported, _ = small_export
+    data = exported.serialize()
+    with pytest.raises(ExportError, match="not an mpmd export"):
+        mpmd.export.deserialize(b"PK\x03\x04" + data)
+    with pytest.raises(ExportError, match="takes the bytes"):
+        mpmd.export.deserialize("text")
+    with pytest.raises(ExportError, match="too short"):
+        mpmd.export.deserialize(data[:len(mpmd.export.MAGIC) + 3])
+    with pytest.raises(ExportError, match="truncated.*header is"):
+        mpmd.export.deserialize(data[:len(mpmd.export.MAGIC) + 20])
+    with pytest.raises(ExportError, match=r"truncated.*part 'program:"):
+        mpmd.export.deserialize(data[:-10])
+    with pytest.raises(ExportError, match="bytes follow its last part"):
+        mpmd.export.deserialize(data + b"\0")
+    flipped = bytearray(data)
+    flipped[-100] ^= 0xFF
+    with pytest.raises(ExportError, match=r"corrupted.*SHA-256"):
+        mpmd.export.deserialize(bytes(flipped))
+    header, _ = header_of(data)
+    with pytest.raises(ExportError, match=r"format version 99 \(made by mpmd "
+                       r"0\.1\.0\).*reads format version 1 only"):
+        mpmd.export.deserialize(with_header(data, dict(header, format=99)))
+    plan = dict(header["plan"], version=7)
+    with pytest.raises(ExportError, match="holds this execution plan is of "
+                       "version 7"):
+        mpmd.export.deserialize(with_header(data, dict(header, plan=plan)))
+    broken = bytearray(data)
+    broken[len(mpmd.export.MAGIC) + 8] = ord("X")
+    with pytest.raises(ExportError, match="header is not JSON"):
+        mpmd.export.deserialize(bytes(broken))
+
+
+def test_topologies_that_do_not_fit(small_export):
+    exported, topology = small_export
+    devices = jax.devices()
+    with pytest.raises(ExportError, match=r"mesh 'b' of the topology has "
+                       r"axes <\[\"x\"=4\]>, but the export declares 'b' as "
+                       r"<\[\"x\"=2\]>"):
+        exported.call(jnp.ones((4,)), topology={
+            "a": topology["a"], "b": Mesh(np.array(devices[4:8]), ("x",))})
+    with pytest.raises(ExportError, match=r"the topology has no mesh 'b': "
+                       r"the export's main runs on meshes 'a', 'b'"):
+        exported.call(jnp.ones((4,)), topology={"a": topology["a"]})
+    with pytest.raises(ExportError, match="share device 0"):
+        exported.call(jnp.ones((4,)), topology={"a": topology["a"],
+                                                "b": topology["a"]})
+    with pytest.raises(ExportError, match="takes the topology as a mapping"):
+        exported.call(jnp.ones((4,)), topology=[topology["a"]])
+    with pytest.raises(ExportError, match=r"need 4 devices, and 3 are given"):
+        exported.default_topology(devices[:3])
+
+
+def test_what_cannot_be_exported():
+    with pytest.raises(ExportError, match="takes a function made by "
+                       "mpmd.jit"):
+        mpmd.export.export(jax.jit(jnp.sin))
+
+    class Box:
+        def __init__(self, value):
+            self.value = value
+
+    jax.tree_util.register_pytree_node(
+        Box, lambda b: ((b.value,), None), lambda _, c: Box(*c))
+    topology = {"a": Mesh(np.array(jax.devices()[:2]), ("x",))}
+    config = mpmd.make_config(topology, {"s": "a"})
+
+    def f(box):
+        return mpmd.named_computation(lambda v: v + 1, name="s")(box.value)
+
+    with pytest.raises(ExportError, match=r"pytree cannot be serialized.*"
+                       r"unregistered type.*Box"):
+        mpmd.export.export(mpmd.jit(f, config))(Box(jnp.ones(2)))
+    abstract = {"a": jax.sharding.AbstractMesh((2,), ("x",))}
+    with pytest.raises(ExportError, match="needs meshes with devices"):
+        mpmd.export.export(mpmd.jit(
+            lambda x: mpmd.named_computation(jnp.sin, name="s")(x),
+            mpmd.make_config(abstract, {"s": "a"})))(
+            jax.ShapeDtypeStruct((2,), jnp.float32))
+
+
+@pytest.mark.multiprocess
+def test_export_runs_in_two_processes_without_the_compiler(adam_export,
+                                                           tmp_path):
+    # m0, m1 on process 0 and m2, m3 on process 1: the export made here
+    # (one process, 8 devices) runs as a job of two, each process on its
+    # meshes, transfers crossing between them.
+    exported, args, expected = adam_export
+    data_path = tmp_path / "adam.mpmd"
+    data_path.write_bytes(exported.serialize())
+    write_io(tmp_path / "io.npz", args, expected)
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)  # the launcher sets the device count
+    result = subprocess.run(
+        [sys.executable, "-m", "mpmd.launch", "-n", "2",
+         "--devices-per-process", "4", "--grace", "60", "--timeout", "250",
+         LOADER, str(data_path), str(tmp_path / "io.npz"), "--distributed"],
+        env=env, capture_output=True, text=True, timeout=300)
+    lines = [line for line in result.stdout.splitlines()
+             if "export ran without the compiler" in line]
+    assert result.returncode == 0 and len(lines) == 2, (
+        result.stdout[-4000:] + result.stderr[-4000:])
