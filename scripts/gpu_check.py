@@ -146,6 +146,13 @@ class Table:
             self.failed = True
         print(f"gpu_check: {check}: {result} {detail}", flush=True)
 
+    def failed_with(self, check: str, error: Exception) -> None:
+        """A check that raised: its traceback above the table, a FAIL row
+        with the error's first line."""
+        traceback.print_exc()
+        first = (str(error).splitlines() or [""])[0][:160]
+        self.add(check, "FAIL", f"{type(error).__name__}: {first}")
+
     def print(self) -> None:
         widths = [max(len(row[i]) for row in self.rows + [("check", "result",
                                                            "detail")])
@@ -274,9 +281,7 @@ def run(directory: str, cpu: bool) -> int:
                           f"jax.jit on the GPU alone {jit_ms:.2f} ms "
                           f"(median of {REPEATS})")
         except Exception as error:  # noqa: BLE001 - reported in the table
-            traceback.print_exc()
-            table.add(f"{what}", "FAIL", f"{type(error).__name__}: "
-                      f"{str(error).splitlines()[0][:160]}")
+            table.failed_with(what, error)
     try:
         exported = load("stage.mpmd")
         compiled = exported.compile({"gpu": topology["gpu"]})
@@ -296,9 +301,7 @@ def run(directory: str, cpu: bool) -> int:
                   f"({mpmd_ms / jit_ms:.2f}x, median of {REPEATS}; "
                   f"{len(exported.plan.programs)} program(s))")
     except Exception as error:  # noqa: BLE001 - reported in the table
-        traceback.print_exc()
-        table.add("gpu stage alone", "FAIL",
-                  f"{type(error).__name__}: {str(error).splitlines()[0][:160]}")
+        table.failed_with("gpu stage alone", error)
     table.add("not checked", "-",
               "SPMD over several GPUs in a mesh, GPU-to-GPU transfers "
               "(one GPU); several processes; building mpmd there"

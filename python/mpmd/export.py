@@ -97,7 +97,16 @@ def export(function: Any, *,
     def exporter(*args: Any, **kwargs: Any) -> Exported:
         from mpmd import arguments  # noqa: PLC0415
 
+        from mpmd.stages import Lowered  # noqa: PLC0415
+
         lowered = function.lower(*args, **kwargs)
+        if not isinstance(lowered, Lowered) or lowered.plan_json is None:
+            # A while loop across meshes: a host loop over several plans.
+            raise ExportError(
+                f"not supported yet: exporting {type(lowered).__name__} "
+                f"(function {getattr(function.fn, '__name__', '?')!r}); "
+                "an export holds one plan, and a jax.lax.while_loop across "
+                "meshes runs several from the host")
         dynamic = arguments.split_static(args, lowered.static_argnums)[0]
         leaves = jax.tree_util.tree_leaves((tuple(dynamic), kwargs))
         return _from_lowered(lowered, platforms, leaves)
