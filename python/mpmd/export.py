@@ -44,7 +44,7 @@ from mpmd.runtime.executable import InputError, PlanExecutable
 from mpmd.runtime.executor import partition_spec
 from mpmd.runtime.module import check_topology_type, plan_meshes
 from mpmd.runtime.plan import ExecutionPlan, PlanVersionError
-from mpmd.runtime.program import ExportedProgram
+from mpmd.runtime.exported_program import ExportedProgram
 
 __all__ = ["ExportError", "ExportInputError", "Exported", "FORMAT_VERSION",
            "deserialize", "export"]
@@ -149,7 +149,7 @@ def _mesh_platforms(platforms: Any, name: str, mesh: Mesh
 
 def _from_lowered(lowered: Any, platforms: Any,
                   leaves: Sequence[Any]) -> "Exported":
-    from mpmd.runtime.program import export_program  # noqa: PLC0415
+    from mpmd.runtime.exported_program import export_program  # noqa: PLC0415
 
     topology = dict(lowered.config.topology)
     for name, mesh in topology.items():

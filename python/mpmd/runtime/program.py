@@ -26,13 +26,12 @@ from jax.interpreters import mlir
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from mpmd.errors import MpmdError
+from mpmd.runtime.exported_program import ExportedProgram
 from mpmd.runtime.placement import equivalent
 from mpmd.runtime.relocation import relocated
 
 __all__ = [
-    "ExportedProgram",
     "MeshProgram",
-    "export_program",
     "lower_program",
     "ProgramCompileError",
     "ProgramError",
@@ -73,28 +72,6 @@ class ProgramInputError(ProgramError):
 
 # ---------------------------------------------------------------------------
 # Parsing the program text
-
-
-@dataclass(frozen=True, eq=False)
-class ExportedProgram:
-    """A program as `jax.export` serialized it (`mpmd.export`): what a
-    `ProgramSpec.module` holds in a plan read from an export, instead of
-    StableHLO text. Equal when their serialized bytes are (`digest`)."""
-
-    exported: Any = field(repr=False)  # a jax.export.Exported
-    digest: str
-
-    @classmethod
-    def from_bytes(cls, data: bytes) -> "ExportedProgram":
-        return cls(jax.export.deserialize(bytearray(data)),
-                   hashlib.sha256(data).hexdigest())
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ExportedProgram) and \
-            other.digest == self.digest
-
-    def __hash__(self) -> int:
-        return hash(self.digest)
 
 
 @dataclass(frozen=True)
@@ -680,28 +657,6 @@ def _lower(
         what = "jax.export: " if platforms is not None else ""
         raise ProgramCompileError(name, mesh, f"{what}{type(e).__name__}: {e}") from e
 
-
-def export_program(
-    stablehlo_text: str,
-    mesh: Mesh,
-    *,
-    name: str,
-    platforms: Sequence[str],
-    in_shardings: Sequence[NamedSharding] | None = None,
-    out_shardings: Sequence[NamedSharding] | None = None,
-    donate_argnums: Sequence[int] = (),
-) -> bytes:
-    """`stablehlo_text` as `jax.export` serializes a function for
-    `platforms` ("cpu", "cuda", ...): JAX's versioned form of one program,
-    which `ExportedProgram.from_bytes` reads back (in a later JAX too).
-    The shardings and donation are those `MeshProgram.compile` takes.
-    Raises `ProgramCompileError`."""
-    source, in_avals, out_avals, ins, outs, donated = _checked(
-        stablehlo_text, mesh, name, in_shardings, out_shardings,
-        donate_argnums)
-    exported = _lower(name, mesh, source, in_avals, out_avals, ins, outs,
-                      donated, platforms=tuple(platforms))
-    return bytes(exported.serialize())
 
 
 def _identifier(name: str) -> str:
