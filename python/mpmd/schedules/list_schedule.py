@@ -57,15 +57,16 @@ close to the paper's heuristic (its section 3.1):
   fast: the paper's parallelogram).
 A handful of variants of these rules (the warm-up slack, W before F when
 it fits before the next B, the steady cap, and on meshes with several
-stages the order of ready Bs and the room left) are each simulated, and the orders of the one with
+stages the order of ready Bs, the room left and a W only where it ends
+before the mesh's next B) are each simulated, and the orders of the one with
 the shortest longest mesh span (or step) are kept. The result is valid by
 construction: every op runs after what it reads, each stage's ops in
 microbatch order, no W before its B, within the memory bound
 (`peak_in_flight`).
 
 Timings (`bench/zero_bubble.py` prints them; this machine, 2 cores,
-Python 3.11): p = 32, m = 256 on a chain (24,576 ops, 8 variants): about
-7 s; a V of p = 16 and m = 48 (4,608 ops, 16 variants): about 10 s.
+Python 3.11): p = 32, m = 256 on a chain (24,576 ops, 8 variants): 7 to
+12 s; a V of p = 16 and m = 48 (4,608 ops, 32 variants): about 27 s.
 
 ZB-V from costs (`zero_bubble_v_orders`): this scheduler on the V
 placement with ZB-V's memory, p microbatches (2p stage activations) per
@@ -122,18 +123,26 @@ class _Variant:
     # are not all done: "all" of them, or the oldest and those whose next
     # forward can arrive before the mesh's next B ("arriving").
     reserve: str = "all"
+    # When neither a B nor an F can run: a W only if it ends before the
+    # mesh's next B can arrive (else the mesh waits for that B), so that
+    # the backward chain is not delayed where a stage before waits on it
+    # (the first stage's Bs feed no one: it runs its Ws).
+    hold_weights: bool = False
 
 
 def _variants(pipeline_: Pipeline) -> list[_Variant]:
     several = any(len(pipeline_.placement.stages_on(r)) > 1
                   for r in range(pipeline_.num_meshes))
-    return [_Variant(slack, weight_first, capped, deepest, reserve)
-            for capped, slack, weight_first, deepest, reserve in
+    return [_Variant(slack, weight_first, capped, deepest, reserve, hold)
+            for capped, slack, weight_first, deepest, reserve, hold in
             itertools.product(
                 (True, False), (0.0,) if several else (0.0, 1.0),
                 (False, True),
                 (False, True) if several else (False,),
-                ("all", "arriving") if several else ("all",))]
+                ("all", "arriving") if several else ("all",),
+                # Waiting Ws gained nothing on chains in the paper's
+                # setups (and doubled the time): Vs and interleaved only.
+                (False, True) if several else (False,))]
 
 
 def _list_schedule(pipeline_: Pipeline, cost: OpCost, move: float,
@@ -256,6 +265,10 @@ def _list_schedule(pipeline_: Pipeline, cost: OpCost, move: float,
             return w
         if forward is not None:
             return forward
+        if w is not None and variant.hold_weights and not blocked and \
+                t + cost(w) > next_b + eps and \
+                any(op.stage > 0 for op in waiting):
+            return None  # wait for the B, which a stage before waits on
         return w
 
     def earliest_end_of_inputs(op: Op, t: float, memo: dict[Op, float]
