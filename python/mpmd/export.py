@@ -17,22 +17,23 @@ import only the runtime: neither the compiler's extension nor the C++ step
 loop's (without it the plan is walked in Python, with the same numbers).
 
 The payload (`serialize`): the magic line `MPMD-EXPORT`, an 8-byte
-little-endian length, a JSON header (format version, the versions that
-made it, the plan, the IO, the size and SHA-256 of each part), then the
-parts: the pytree structures (a `jax.export` payload of a function that
+little-endian length and the SHA-256 of the JSON header that follows
+(format version, the versions that made it, the plan, the IO, the size and
+SHA-256 of each part), then the parts: the pytree structures (a `jax.export` payload of a function that
 takes the arguments and returns the results' structure) and one
 `jax.export` payload per distinct program. `deserialize` checks the magic,
-the format, every part's size and digest, and the plan's version, and
-says which differs.
+the header's digest, the format, every part's size and digest, the plan's
+version and that it holds together, and says which differs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import struct
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import jax
 import numpy as np
@@ -43,7 +44,8 @@ from mpmd.runtime.boundary import KeyImpl, LeafIO, ProgramIO, StackPiece
 from mpmd.runtime.executable import InputError, PlanExecutable
 from mpmd.runtime.executor import partition_spec
 from mpmd.runtime.module import check_topology_type, plan_meshes
-from mpmd.runtime.plan import ExecutionPlan, PlanVersionError
+from mpmd.runtime.plan import (CallStep, ExecutionPlan, PlanVersionError,
+                               check_consistency)
 from mpmd.runtime.exported_program import ExportedProgram
 
 __all__ = ["ExportError", "ExportInputError", "Exported", "FORMAT_VERSION",
@@ -356,16 +358,20 @@ def deserialize(data: bytes | bytearray | memoryview) -> "Exported":
             f"{MAGIC!r} (got {data[:len(MAGIC)]!r}); it is what "
             "Exported.serialize() returns")
     at = len(MAGIC)
-    if len(data) < at + 8:
+    if len(data) < at + 8 + 32:
         raise ExportError(
             f"truncated mpmd export: {len(data)} bytes, too short for its "
-            "header's length")
+            "header's length and digest")
     (size,) = struct.unpack("<Q", data[at:at + 8])
-    at += 8
+    digest = data[at + 8:at + 40]
+    at += 40
     if len(data) < at + size:
         raise ExportError(
             f"truncated mpmd export: its header is {size} bytes, and only "
             f"{len(data) - at} follow")
+    if hashlib.sha256(data[at:at + size]).digest() != digest:
+        raise ExportError(
+            "corrupted mpmd export: its header does not match its SHA-256")
     try:
         header = json.loads(data[at:at + size].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -373,16 +379,29 @@ def deserialize(data: bytes | bytearray | memoryview) -> "Exported":
             f"corrupted mpmd export: its header is not JSON ({error})"
         ) from None
     at += size
-    fmt = header.get("format") if isinstance(header, dict) else None
-    made_by = header.get("made_by", {}) if isinstance(header, dict) else {}
-    if fmt != FORMAT_VERSION:
+    if not isinstance(header, dict):
+        raise ExportError("corrupted mpmd export: its header is not a JSON "
+                          "object")
+    fmt = header.get("format")
+    made_by = header.get("made_by")
+    if not isinstance(made_by, dict):
+        made_by = {}
+    if type(fmt) is not int or fmt != FORMAT_VERSION:
         raise ExportError(
             f"this mpmd export is of format version {fmt!r} (made by mpmd "
             f"{made_by.get('mpmd', '?')}), and this mpmd reads format "
             f"version {FORMAT_VERSION} only: export it again with this "
             "version")
     parts: list[tuple[str, bytes]] = []
-    for part in header["parts"]:
+    listed = header.get("parts")
+    if not isinstance(listed, list) or not all(
+            isinstance(part, dict) and isinstance(part.get("name"), str)
+            and type(part.get("size")) is int and part["size"] >= 0
+            and isinstance(part.get("sha256"), str) for part in listed):
+        raise ExportError(
+            "corrupted mpmd export: its header's list of parts is not a "
+            "list of {name, size, sha256}")
+    for part in listed:
         end = at + part["size"]
         if len(data) < end:
             raise ExportError(
@@ -428,7 +447,8 @@ class Exported:
              "sha256": hashlib.sha256(blob).hexdigest()}
             for name, blob in parts])
         text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-        data = b"".join([MAGIC, struct.pack("<Q", len(text)), text,
+        data = b"".join([MAGIC, struct.pack("<Q", len(text)),
+                         hashlib.sha256(text).digest(), text,
                          *(blob for _, blob in parts)])
         return cls._read(header, parts, data)
 
@@ -438,20 +458,34 @@ class Exported:
         self = cls()
         self._header, self._parts, self._data = header, parts, data
         blobs = dict(parts)
-        try:
-            self.plan = ExecutionPlan.from_json(json.dumps(header["plan"]))
-        except PlanVersionError as error:
-            raise ExportError(
-                f"this mpmd export (made by mpmd "
-                f"{header['made_by'].get('mpmd', '?')}) holds {error}"
-            ) from None
-        self.fun_name: str = header["function"]
-        self.made_by: dict[str, str] = dict(header["made_by"])
-        self.io = _io_from_json(header["io"])
-        self.argument_paths: list[str] = list(header["argument_paths"])
-        self.in_avals = tuple(_aval_from_json(a) for a in header["in_avals"])
-        for name in header.get("namedtuples", ()):
-            _import_namedtuple(name)
+        made_by = header.get("made_by")
+        made_by = made_by if isinstance(made_by, dict) else {}
+        with _section("plan"):
+            try:
+                self.plan = ExecutionPlan.from_json(json.dumps(header["plan"]))
+            except PlanVersionError as error:
+                raise ExportError(
+                    f"this mpmd export (made by mpmd "
+                    f"{made_by.get('mpmd', '?')}) holds {error}") from None
+        with _section("function"):
+            self.fun_name: str = _typed(header["function"], str)
+        with _section("made_by"):
+            self.made_by: dict[str, str] = {
+                _typed(k, str): _typed(v, str) for k, v in made_by.items()}
+        with _section("io"):
+            self.io = _io_from_json(header["io"])
+        with _section("argument_paths"):
+            self.argument_paths: list[str] = [
+                _typed(path, str) for path in header["argument_paths"]]
+        with _section("in_avals"):
+            self.in_avals = tuple(_aval_from_json(a)
+                                  for a in header["in_avals"])
+        with _section("namedtuples"):
+            for name in header.get("namedtuples", ()):
+                _import_namedtuple(_typed(name, str))
+        if "trees" not in blobs:
+            raise ExportError("corrupted mpmd export: it has no part "
+                              "'trees' (the pytree structures)")
         carrier = _jax_deserialize(blobs["trees"], "the pytree structures")
         # The carrier takes ((args, kwargs),) and returns the results.
         self.in_tree = carrier.in_tree.children()[0].children()[0]
@@ -472,6 +506,21 @@ class Exported:
                     f"{self.made_by.get('jax', '?')}): {error}") from None
             programs[name] = dataclasses.replace(spec, module=program)
         self.plan = dataclasses.replace(self.plan, programs=programs)
+        with _section("plan"):
+            check_consistency(self.plan)
+            for index, step in enumerate(self.plan.steps):
+                if not isinstance(step, CallStep):
+                    continue
+                exported = programs[step.program].module.exported
+                if len(step.inputs) + len(step.constants) != len(
+                        exported.in_avals) or len(step.outputs) != len(
+                        exported.out_avals):
+                    raise ValueError(
+                        f"step {index} calls program {step.program!r} with "
+                        f"{len(step.inputs) + len(step.constants)} values "
+                        f"for {len(step.outputs)} results, and it takes "
+                        f"{len(exported.in_avals)} and returns "
+                        f"{len(exported.out_avals)}")
         self.meshes = {mesh.name: mesh.axes for mesh in self.plan.meshes}
         self.platforms = {mesh: () for mesh in self.meshes}
         for spec in programs.values():
@@ -560,6 +609,27 @@ class Exported:
                            for n, a in self.meshes.items())
         return (f"<mpmd.export.Exported {self.fun_name!r}: "
                 f"{len(self.plan.programs)} programs on {meshes}>")
+
+
+@contextlib.contextmanager
+def _section(name: str) -> Iterator[None]:
+    """Reading the header's field `name`: anything malformed there (a
+    field missing, a value of another type) is an ExportError naming it."""
+    try:
+        yield
+    except ExportError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError,
+            OverflowError) as error:
+        raise ExportError(
+            f"corrupted mpmd export: its header's {name!r} is malformed "
+            f"({type(error).__name__}: {error})") from None
+
+
+def _typed(value: Any, kind: type) -> Any:
+    if not isinstance(value, kind):
+        raise TypeError(f"{value!r} is not a {kind.__name__}")
+    return value
 
 
 def _axes_text(axes: Sequence[tuple[str, int]]) -> str:

@@ -5,6 +5,7 @@ equal to `jax.jit`; and every way a payload or a call can be wrong."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import struct
@@ -244,15 +245,19 @@ def small_export():
 
 
 def header_of(data: bytes) -> tuple[dict, int]:
+    """The header of a payload (magic, length, SHA-256, header, parts) and
+    where it ends."""
     at = len(mpmd.export.MAGIC)
     (size,) = struct.unpack("<Q", data[at:at + 8])
-    return json.loads(data[at + 8:at + 8 + size]), at + 8 + size
+    return json.loads(data[at + 40:at + 40 + size]), at + 40 + size
 
 
 def with_header(data: bytes, header: dict) -> bytes:
+    """The payload with another header (and that header's digest)."""
     _, end = header_of(data)
     text = json.dumps(header).encode()
-    return mpmd.export.MAGIC + struct.pack("<Q", len(text)) + text + data[end:]
+    return (mpmd.export.MAGIC + struct.pack("<Q", len(text))
+            + hashlib.sha256(text).digest() + text + data[end:])
 
 
 def test_bad_payloads_name_what_is_wrong(small_export):
@@ -265,7 +270,7 @@ def test_bad_payloads_name_what_is_wrong(small_export):
     with pytest.raises(ExportError, match="too short"):
         mpmd.export.deserialize(data[:len(mpmd.export.MAGIC) + 3])
     with pytest.raises(ExportError, match="truncated.*header is"):
-        mpmd.export.deserialize(data[:len(mpmd.export.MAGIC) + 20])
+        mpmd.export.deserialize(data[:len(mpmd.export.MAGIC) + 60])
     with pytest.raises(ExportError, match=r"truncated.*part 'program:"):
         mpmd.export.deserialize(data[:-10])
     with pytest.raises(ExportError, match="bytes follow its last part"):
@@ -283,9 +288,25 @@ def test_bad_payloads_name_what_is_wrong(small_export):
                        "version 7"):
         mpmd.export.deserialize(with_header(data, dict(header, plan=plan)))
     broken = bytearray(data)
-    broken[len(mpmd.export.MAGIC) + 8] = ord("X")
-    with pytest.raises(ExportError, match="header is not JSON"):
+    broken[len(mpmd.export.MAGIC) + 40] = ord("X")
+    with pytest.raises(ExportError, match="header does not match its "
+                       "SHA-256"):
         mpmd.export.deserialize(bytes(broken))
+    _, end = header_of(data)
+    text = b"{not json"
+    with pytest.raises(ExportError, match="header is not JSON"):
+        mpmd.export.deserialize(
+            mpmd.export.MAGIC + struct.pack("<Q", len(text))
+            + hashlib.sha256(text).digest() + text + data[end:])
+    # A plan that does not hold together: a step calling no program.
+    header, _ = header_of(data)
+    plan = json.loads(json.dumps(header["plan"]))
+    call = next(step for step in plan["steps"] if step["op"] == "call")
+    call["program"] = "nowhere"
+    with pytest.raises(ExportError, match="header's 'plan' is malformed.*"
+                       "calls program 'nowhere', which the plan does not "
+                       "have"):
+        mpmd.export.deserialize(with_header(data, dict(header, plan=plan)))
 
 
 def test_topologies_that_do_not_fit(small_export):
@@ -353,3 +374,83 @@ def test_export_runs_in_two_processes_without_the_compiler(adam_export,
              if "export ran without the compiler" in line]
     assert result.returncode == 0 and len(lines) == 2, (
         result.stdout[-4000:] + result.stderr[-4000:])
+
+
+# --- payloads mutated at random --------------------------------------------------
+
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def mutations(draw, size: int, header_end: int):
+    """A truncation, a run of flipped bytes, inserted bytes, or a JSON
+    edit of the header (a key removed, a value of another type)."""
+    kind = draw(st.sampled_from(["truncate", "flip", "insert", "header"]))
+    if kind == "truncate":
+        return kind, draw(st.integers(0, size - 1))
+    if kind == "flip":
+        return kind, (draw(st.integers(0, size - 1)),
+                      draw(st.integers(1, 8)), draw(st.integers(1, 255)))
+    if kind == "insert":
+        return kind, (draw(st.integers(0, size)),
+                      draw(st.binary(min_size=1, max_size=16)))
+    return kind, (draw(st.sampled_from(
+        ["format", "made_by", "function", "plan", "io", "argument_paths",
+         "namedtuples", "in_avals", "parts"])),
+        draw(st.sampled_from([None, 3, "x", [], {}, [1, "a"], {"a": 1}])),
+        draw(st.booleans()))
+
+
+def mutate(data: bytes, mutation) -> bytes:
+    kind, args = mutation
+    if kind == "truncate":
+        return data[:args]
+    if kind == "flip":
+        at, count, mask = args
+        mutated = bytearray(data)
+        for i in range(at, min(at + count, len(data))):
+            mutated[i] ^= mask
+        return bytes(mutated)
+    if kind == "insert":
+        at, extra = args
+        return data[:at] + extra + data[at:]
+    key, value, remove = args
+    header, _ = header_of(data)
+    header = dict(header)
+    if remove:
+        header.pop(key, None)
+    else:
+        header[key] = value
+    return with_header(data, header)
+
+
+def test_mutated_payloads_raise_export_errors(small_export):
+    # Whatever is done to the bytes: an ExportError naming what is wrong,
+    # or an export that still runs (a mutation of nothing that is read) or
+    # whose call raises an mpmd error (a shape or an axis name changed in
+    # the header: the door's own checks); never another exception.
+    exported, topology = small_export
+    data = exported.serialize()
+    _, header_end = header_of(data)
+    expected = np.asarray(exported.call(jnp.ones((4,)), topology=topology))
+
+    @seed(32)
+    @settings(max_examples=int(os.environ.get("MPMD_EXPORT_FUZZ_EXAMPLES",
+                                              "150")),
+              deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(mutations(len(data), header_end))
+    def check(mutation):
+        mutated = mutate(data, mutation)
+        try:
+            loaded = mpmd.export.deserialize(mutated)
+        except ExportError:
+            return
+        try:
+            result = loaded.call(jnp.ones((4,)), topology=topology)
+        except mpmd.MpmdError:
+            return
+        np.testing.assert_allclose(np.asarray(result), expected)
+
+    check()

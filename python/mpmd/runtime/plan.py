@@ -22,6 +22,7 @@ from mpmd.errors import MpmdError
 from mpmd.runtime.origins import Origin, origins_from
 
 __all__ = ["CallStep", "ExecutionPlan", "Layout", "MeshSpec", "PLAN_VERSION",
+           "check_consistency",
            "PlanVersionError", "ProgramSpec", "TensorSpec", "TransferStep",
            "format_layout", "total_cost"]
 
@@ -325,6 +326,68 @@ class ExecutionPlan:
         outs = ", ".join(f"%{v}" for v in self.output_values)
         lines.append(f"  return {outs}")
         return "\n".join(lines)
+
+
+def check_consistency(plan: ExecutionPlan) -> None:
+    """Raises ValueError naming the first thing of `plan` that does not
+    hold together: a step on a mesh or calling a program the plan does not
+    have, a value read before it is made or made twice, a result that is
+    no value. Plans the compiler writes always hold together; this is for
+    plans read from elsewhere (an export's file)."""
+    meshes = {mesh.name for mesh in plan.meshes}
+    if len(meshes) != len(plan.meshes):
+        raise ValueError("two meshes of the plan have one name")
+    for name, program in plan.programs.items():
+        if program.mesh not in meshes:
+            raise ValueError(f"program {name!r} is on mesh {program.mesh!r}, "
+                             "which the plan does not have")
+    for what, specs in (("input", plan.inputs), ("output", plan.outputs)):
+        for index, spec in enumerate(specs):
+            if spec.mesh not in meshes:
+                raise ValueError(f"{what} {index} is on mesh {spec.mesh!r}, "
+                                 "which the plan does not have")
+    defined = set(range(len(plan.inputs)))
+
+    def made(index: int, values: tuple[int, ...]) -> None:
+        for value in values:
+            if type(value) is not int or value < 0 or value in defined:
+                raise ValueError(f"step {index} makes value {value!r}, "
+                                 "which is not a new value")
+            defined.add(value)
+
+    def read(index: int, values: tuple[int, ...]) -> None:
+        for value in values:
+            if value not in defined:
+                raise ValueError(f"step {index} reads value {value!r} "
+                                 "before any step makes it")
+
+    for index, step in enumerate(plan.steps):
+        if isinstance(step, CallStep):
+            program = plan.programs.get(step.program)
+            if program is None:
+                raise ValueError(f"step {index} calls program "
+                                 f"{step.program!r}, which the plan does "
+                                 "not have")
+            if step.mesh != program.mesh:
+                raise ValueError(f"step {index} calls program "
+                                 f"{step.program!r} on mesh {step.mesh!r}, "
+                                 f"and the program is on {program.mesh!r}")
+            read(index, step.inputs)
+            made(index, step.outputs)
+        else:
+            if step.source not in meshes or step.target not in meshes or \
+                    step.type.mesh != step.target:
+                raise ValueError(f"step {index} moves a value from mesh "
+                                 f"{step.source!r} to {step.target!r} "
+                                 f"(typed on {step.type.mesh!r}), which "
+                                 "the plan does not have")
+            read(index, (step.input,))
+            made(index, (step.output,))
+        read(index, step.free)
+    read(len(plan.steps), plan.output_values)
+    if len(plan.output_values) != len(plan.outputs):
+        raise ValueError(f"the plan returns {len(plan.output_values)} "
+                         f"values for {len(plan.outputs)} outputs")
 
 
 def _check_version(data: Any) -> int:
