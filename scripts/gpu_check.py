@@ -213,7 +213,7 @@ def run(directory: str, cpu: bool) -> int:
               f"{platform.python_version()}, jax {jax.__version__}, jaxlib "
               f"{jaxlib.__version__}; bundle made with jax {made['jax']}, "
               f"Python {made['python']}; C++ step loop: "
-              f"{'yes' if native_step_loop() else 'no (Python walk)'}")
+              f"{'yes' if native_step_loop() else 'no (the Python step loop)'}")
     topology = {"gpu": Mesh(np.array([first]), ("x",)),
                 "cpu": Mesh(np.array([second]), ("x",))}
     step, stage, optimizer, params, xs, ys = model()

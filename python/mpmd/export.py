@@ -14,7 +14,8 @@ keys as their data, split stacks in pieces), and each distinct program
 serialized by `jax.export` (StableHLO's portable artifact, which later JAX
 versions read), exported for the platforms asked for. Loading and calling
 import only the runtime: neither the compiler's extension nor the C++ step
-loop's (without it the plan is walked in Python, with the same numbers).
+loop's (without it the same steps run in a Python loop, with the same
+numbers).
 
 The payload (`serialize`): the magic line `MPMD-EXPORT`, an 8-byte
 little-endian length and the SHA-256 of the JSON header that follows
@@ -171,16 +172,26 @@ def _from_lowered(lowered: Any, platforms: Any,
     plan_data = json.loads(lowered.plan_json)
     parts: list[tuple[str, bytes]] = [("trees", _trees_payload(
         lowered.in_tree, lowered.out_tree))]
+    # Programs the same but for their mesh (a pipeline's middle stages)
+    # get the same bytes, so that the runtime compiles one and loads it
+    # for the other meshes, as from text.
+    exported_as: dict[tuple, bytes] = {}
     for name, spec in plan.programs.items():
         mesh = topology[spec.mesh]
-        data = export_program(
-            spec.module, mesh, name=name,
-            platforms=_mesh_platforms(platforms, spec.mesh, mesh),
-            in_shardings=[NamedSharding(mesh, partition_spec(layout))
-                          for layout in spec.in_shardings] or None,
-            out_shardings=[NamedSharding(mesh, partition_spec(layout))
-                           for layout in spec.out_shardings] or None,
-            donate_argnums=spec.donated_args)
+        targets = _mesh_platforms(platforms, spec.mesh, mesh)
+        key = (spec.module, tuple(mesh.axis_names), mesh.devices.shape,
+               tuple(map(str, spec.in_shardings)),
+               tuple(map(str, spec.out_shardings)), spec.donated_args,
+               targets)
+        data = exported_as.get(key)
+        if data is None:
+            data = exported_as[key] = export_program(
+                spec.module, mesh, name=name, platforms=targets,
+                in_shardings=[NamedSharding(mesh, partition_spec(layout))
+                              for layout in spec.in_shardings] or None,
+                out_shardings=[NamedSharding(mesh, partition_spec(layout))
+                               for layout in spec.out_shardings] or None,
+                donate_argnums=spec.donated_args)
         parts.append((f"program:{name}", data))
         plan_data["programs"][name]["module"] = ""
     header = {

@@ -34,7 +34,7 @@ def test_bundle_and_dry_run(tmp_path):
                          cwd=tmp_path)
     out = ran.stdout
     assert ran.returncode == 0, out + ran.stderr[-3000:]
-    assert "C++ step loop: no (Python walk)" in out
+    assert "C++ step loop: no (the Python step loop)" in out
     rows = re.findall(r"^\| (.+?) +\| (PASS|FAIL|info|-) +\|", out, re.M)
     results = dict(rows)
     for check in ("2-mesh step (gpu + cpu meshes): numbers vs jax.jit",

@@ -1,6 +1,7 @@
-"""The executor's C++ step loop (`_mpmd_runtime.StepLoop`) and the fast
-path of `PlanExecutor.run` / `Compiled.__call__` built on it: what it runs,
-what it drops, and what it says when a step fails."""
+"""The executor's C++ step loop (`_mpmd_runtime.StepLoop`), its Python
+twin (`runtime/step_loop.py`, where the extension is missing), and the
+fast path of `PlanExecutor.run` / `Compiled.__call__` built on them: what
+they run, what they drop, and what they say when a step fails."""
 
 from __future__ import annotations
 
@@ -16,6 +17,14 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 import mpmd
 from mpmd._mpmd_runtime import StepLoop
 from mpmd.runtime import ProgramInputError
+from mpmd.runtime import executor
+from mpmd.runtime.step_loop import PythonStepLoop
+
+
+@pytest.fixture(params=["cpp", "python"])
+def Loop(request):
+    """Each test of the loop's contract runs on both loops."""
+    return StepLoop if request.param == "cpp" else PythonStepLoop
 
 
 class Box:
@@ -33,7 +42,7 @@ def split(a):
     return (Box(a.n), Box(-a.n))
 
 
-def test_runs_calls_and_transfers_in_order():
+def test_runs_calls_and_transfers_in_order(Loop):
     seen = []
 
     def move(value, target):
@@ -43,7 +52,7 @@ def test_runs_calls_and_transfers_in_order():
     # v2 = add(v0, v1); v3 = move(v2); (v4, v5) = split(v3);
     # v6 = add(v4, constant)
     constant = Box(100)
-    loop = StepLoop([
+    loop = Loop([
         (True, add, (0, 1), (), (2,), (0, 1), None),
         (False, move, (2,), (), (3,), (2,), "m2"),
         (True, split, (3,), (), (4, 5), (3,), None),
@@ -55,7 +64,7 @@ def test_runs_calls_and_transfers_in_order():
     assert loop.failed_step == -1
 
 
-def test_values_are_dropped_at_their_last_use():
+def test_values_are_dropped_at_their_last_use(Loop):
     watched = []
 
     def keep(a, b):
@@ -63,7 +72,7 @@ def test_values_are_dropped_at_their_last_use():
         watched.append(weakref.ref(result))
         return [result]
 
-    loop = StepLoop([
+    loop = Loop([
         (True, keep, (0, 1), (), (2,), (), None),
         (True, keep, (2, 1), (), (3,), (2,), None),
         (True, keep, (3, 1), (), (4,), (3,), None),
@@ -75,11 +84,11 @@ def test_values_are_dropped_at_their_last_use():
     assert out[0].n == 4
 
 
-def test_a_failing_step_is_named_with_its_arguments():
+def test_a_failing_step_is_named_with_its_arguments(Loop):
     def boom(a, b):
         raise RuntimeError("XLA says no")
 
-    loop = StepLoop([
+    loop = Loop([
         (True, add, (0, 1), (), (2,), (), None),
         (True, boom, (2, 0), (), (3,), (), None),
     ], 4, [3])
@@ -88,24 +97,24 @@ def test_a_failing_step_is_named_with_its_arguments():
     assert loop.failed_step == 1
     assert [b.n for b in loop.failed_arguments] == [3, 1]
     # The next run starts clean.
-    ok = StepLoop([(True, add, (0, 1), (), (2,), (), None)], 3, [2])
+    ok = Loop([(True, add, (0, 1), (), (2,), (), None)], 3, [2])
     assert ok.run([Box(1), Box(1)])[0].n == 2 and ok.failed_step == -1
 
 
-def test_malformed_plans_and_results_are_errors():
+def test_malformed_plans_and_results_are_errors(Loop):
     with pytest.raises(ValueError, match="a step names a value outside"):
-        StepLoop([(True, add, (0, 7), (), (2,), (), None)], 3, [2])
+        Loop([(True, add, (0, 7), (), (2,), (), None)], 3, [2])
     with pytest.raises(ValueError, match="an output names a value outside"):
-        StepLoop([], 2, [5])
+        Loop([], 2, [5])
     with pytest.raises(ValueError, match="a step is"):
-        StepLoop([(True, add)], 3, [2])
+        Loop([(True, add)], 3, [2])
     with pytest.raises(ValueError, match="a transfer step has one input"):
-        StepLoop([(False, add, (0, 1), (), (2,), (), "m")], 3, [2])
-    loop = StepLoop([(True, add, (0, 1), (), (2, 3), (), None)], 4, [3])
+        Loop([(False, add, (0, 1), (), (2,), (), "m")], 3, [2])
+    loop = Loop([(True, add, (0, 1), (), (2, 3), (), None)], 4, [3])
     with pytest.raises(ValueError, match="different number of results"):
         loop.run([Box(1), Box(1)])
     assert loop.failed_step == 0
-    unmade = StepLoop([(True, add, (0, 2), (), (3,), (), None)], 4, [3])
+    unmade = Loop([(True, add, (0, 2), (), (3,), (), None)], 4, [3])
     with pytest.raises(ValueError, match="reads a value no step has made"):
         unmade.run([Box(1), Box(1)])
     with pytest.raises(ValueError, match="more inputs than the plan"):
@@ -175,3 +184,17 @@ def test_the_jit_wrapper_skips_the_signature_for_placed_arrays(monkeypatch):
         step(np.asarray(x), y)
     with pytest.raises(AssertionError, match="the signature was computed"):
         step(jnp.ones((2, 2)), y)
+
+
+def test_without_the_extension_the_python_loop_runs_the_plan(monkeypatch):
+    # As where mpmd._mpmd_runtime is missing: the same plan, the same
+    # numbers, and a failing step still named by program and argument.
+    monkeypatch.setattr(executor, "_native", False)
+    f, compiled, x, y = _compiled_chain()
+    np.testing.assert_allclose(compiled(x, y), jax.jit(f)(x, y))
+    assert isinstance(compiled.executor._loop, PythonStepLoop)
+    dead = x + 0.0
+    dead.delete()
+    with pytest.raises(ProgramInputError, match=r"program 'p0_f0_fwd' "
+                       r"argument 0: .*got a deleted"):
+        compiled.executor.run([dead, y])

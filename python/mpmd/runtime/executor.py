@@ -189,9 +189,9 @@ def native_step_loop() -> bool:
     """Whether runs use the C++ step loop (`mpmd._mpmd_runtime`). Without
     it (an extension missing, or built for another Python, as where an
     export runs without the build: `mpmd.export`), or with the
-    environment's MPMD_PURE_PYTHON=1, the plan is walked in Python: the
-    same calls in the same order, so the same numbers, at a few
-    microseconds more per step."""
+    environment's MPMD_PURE_PYTHON=1, the same steps run in a Python loop
+    (`runtime/step_loop.py`): the same calls in the same order, so the
+    same numbers, at about a microsecond more per step."""
     global _native
     if _native is None:
         if os.environ.get("MPMD_PURE_PYTHON", "") not in ("", "0"):
@@ -289,7 +289,7 @@ class PlanExecutor:
     def run(self, inputs: Sequence[jax.Array],
             recorder: "StepRecorder | None" = None) -> list[jax.Array]:
         """Runs the plan on inputs already placed on their meshes."""
-        if recorder is None and self.held is None and native_step_loop():
+        if recorder is None and self.held is None:
             return self._run_fast(inputs)
         if self.held is None:
             return self._walk(inputs, recorder)
@@ -306,7 +306,8 @@ class PlanExecutor:
 
     def _run_fast(self, inputs: Sequence[jax.Array]) -> list[jax.Array]:
         """`run` without a recorder, on one process: the plan flattened
-        once into a `StepLoop` (`mpmd._mpmd_runtime`, a C++ loop), which calls each
+        once into a `StepLoop` (`mpmd._mpmd_runtime`, a C++ loop; a
+        `PythonStepLoop` where it is missing), which calls each
         program through JAX's C++ dispatch of its executable
         (`MeshProgram.dispatcher`). The inputs the plan reads are its own
         outputs or the placed arguments, so the per-call checks of
@@ -331,7 +332,11 @@ class PlanExecutor:
             raise self._execution_error(step, error) from error
 
     def _step_loop(self) -> Any:
-        from mpmd._mpmd_runtime import StepLoop  # noqa: PLC0415
+        if native_step_loop():
+            from mpmd._mpmd_runtime import StepLoop  # noqa: PLC0415
+        else:
+            from mpmd.runtime.step_loop import (  # noqa: PLC0415
+                PythonStepLoop as StepLoop)
 
         steps = []
         self._loop_origin = origin = []
