@@ -22,7 +22,8 @@ little-endian length and the SHA-256 of the JSON header that follows
 (format version, the versions that made it, the plan, the IO, the size and
 SHA-256 of each part), then the parts: the pytree structures (a `jax.export` payload of a function that
 takes the arguments and returns the results' structure) and one
-`jax.export` payload per distinct program. `deserialize` checks the magic,
+`jax.export` payload per distinct program (programs equal but for their
+mesh share one). `deserialize` checks the magic,
 the header's digest, the format, every part's size and digest, the plan's
 version and that it holds together, and says which differs.
 """
@@ -176,6 +177,8 @@ def _from_lowered(lowered: Any, platforms: Any,
     # get the same bytes, so that the runtime compiles one and loads it
     # for the other meshes, as from text.
     exported_as: dict[tuple, bytes] = {}
+    # Program name -> its part (programs with equal bytes share one).
+    program_parts: dict[str, str] = {}
     for name, spec in plan.programs.items():
         mesh = topology[spec.mesh]
         targets = _mesh_platforms(platforms, spec.mesh, mesh)
@@ -192,7 +195,10 @@ def _from_lowered(lowered: Any, platforms: Any,
                 out_shardings=[NamedSharding(mesh, partition_spec(layout))
                                for layout in spec.out_shardings] or None,
                 donate_argnums=spec.donated_args)
-        parts.append((f"program:{name}", data))
+        part = f"program:{hashlib.sha256(data).hexdigest()[:16]}"
+        if part not in program_parts.values():
+            parts.append((part, data))
+        program_parts[name] = part
         plan_data["programs"][name]["module"] = ""
     header = {
         "format": FORMAT_VERSION,
@@ -201,6 +207,7 @@ def _from_lowered(lowered: Any, platforms: Any,
         "plan": plan_data,
         "io": _io_to_json(lowered.io),
         "argument_paths": list(lowered.argument_paths),
+        "program_parts": program_parts,
         "namedtuples": [f"{kind.__module__}:{kind.__qualname__}" for kind in
                         _namedtuples(lowered.in_tree, lowered.out_tree)],
         "in_avals": [_aval_to_json(leaf) for leaf in leaves],
@@ -502,19 +509,27 @@ class Exported:
         self.in_tree = carrier.in_tree.children()[0].children()[0]
         self.out_tree = carrier.out_tree
         programs = {}
+        read: dict[str, ExportedProgram] = {}
+        with _section("program_parts"):
+            program_parts = {_typed(k, str): _typed(v, str) for k, v in
+                             header["program_parts"].items()}
         for name, spec in self.plan.programs.items():
-            blob = blobs.get(f"program:{name}")
+            part = program_parts.get(name)
+            blob = blobs.get(part) if part is not None else None
             if blob is None:
                 raise ExportError(
                     f"corrupted mpmd export: program {name!r} of its plan "
                     "has no part")
-            try:
-                program = ExportedProgram.from_bytes(blob)
-            except Exception as error:  # noqa: BLE001 - jax's own errors
-                raise ExportError(
-                    f"program {name!r} of this mpmd export cannot be read "
-                    f"by this JAX ({jax.__version__}; it was made with "
-                    f"{self.made_by.get('jax', '?')}): {error}") from None
+            program = read.get(part)
+            if program is None:
+                try:
+                    program = read[part] = ExportedProgram.from_bytes(blob)
+                except Exception as error:  # noqa: BLE001 - jax's errors
+                    raise ExportError(
+                        f"program {name!r} of this mpmd export cannot be "
+                        f"read by this JAX ({jax.__version__}; it was made "
+                        f"with {self.made_by.get('jax', '?')}): {error}"
+                    ) from None
             programs[name] = dataclasses.replace(spec, module=program)
         self.plan = dataclasses.replace(self.plan, programs=programs)
         with _section("plan"):

@@ -397,7 +397,7 @@ def mutations(draw, size: int, header_end: int):
                       draw(st.binary(min_size=1, max_size=16)))
     return kind, (draw(st.sampled_from(
         ["format", "made_by", "function", "plan", "io", "argument_paths",
-         "namedtuples", "in_avals", "parts"])),
+         "namedtuples", "in_avals", "parts", "program_parts"])),
         draw(st.sampled_from([None, 3, "x", [], {}, [1, "a"], {"a": 1}])),
         draw(st.booleans()))
 
