@@ -165,6 +165,27 @@ def test_keys_kwargs_static_arguments_and_namedtuples():
                     bias=jnp.ones((4, 2)), topology=topology)
 
 
+def test_donated_arguments_are_donated_through_an_export():
+    topology = {"a": Mesh(np.array(jax.devices()[:2]), ("x",)),
+                "b": Mesh(np.array(jax.devices()[2:4]), ("x",))}
+
+    def f(w, x):
+        w, y = mpmd.named_computation(
+            lambda w, x: (w + 1.0, jnp.sin(x) * w.sum()), name="s1")(w, x)
+        return w, mpmd.named_computation(lambda y: y * 3, name="s2")(y)
+
+    config = mpmd.make_config(topology, {"s1": "a", "s2": "b"})
+    w, x = jnp.ones((4,)), jnp.arange(4.0)
+    expected = jax.jit(f)(w, x)
+    exported = mpmd.export.deserialize(mpmd.export.export(
+        mpmd.jit(f, config, donate_argnums=0))(w, x).serialize())
+    sharding = exported.compile(topology).executable.input_shardings[0]
+    placed = jax.device_put(np.ones((4,), np.float32), sharding)
+    result = exported.call(placed, x, topology=topology)
+    assert placed.is_deleted()  # its buffer became the new w, as in mpmd.jit
+    assert_trees_close(result, expected)
+
+
 def test_exported_for_several_platforms_runs_on_cpu():
     topology = {"a": Mesh(np.array(jax.devices()[:2]), ("x",)),
                 "b": Mesh(np.array(jax.devices()[2:4]), ("x",))}
