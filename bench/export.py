@@ -41,31 +41,16 @@ import mpmd  # noqa: E402
 import mpmd.export  # noqa: E402
 from mpmd.runtime import executor, program  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "examples"))
+import models  # noqa: E402  (the step of test_training_loop.py)
+
 LAYERS = 4
 
 
 def model(dim: int):
-    def layer(p, x):
-        return jnp.tanh(x @ p["w"] + p["b"])
-
-    def loss_fn(params, x, y):
-        for i in range(LAYERS):
-            x = mpmd.named_computation(layer, name=f"layer{i}")(
-                params[f"layer{i}"], x)
-        return jnp.mean((x - y) ** 2)
-
     optimizer = optax.adam(1e-3)
-
-    def step(params, opt_state, xs, ys):
-        def body(i, acc):
-            loss, grads = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
-            return jax.tree.map(jnp.add, acc, (loss, grads))
-
-        zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-        loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zero)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-
+    step = models.optimizer_over_microbatches(models.layers_loss, optimizer)
     keys = jax.random.split(jax.random.PRNGKey(0), LAYERS + 2)
     params = {f"layer{i}": {"w": jax.random.normal(keys[i], (dim, dim))
                             / np.sqrt(dim), "b": jnp.zeros(dim)}

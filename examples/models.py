@@ -203,6 +203,39 @@ def sgd_over_microbatches(loss_fn, params, tokens, targets, lr, *extra):
     return params, loss / num_microbatches
 
 
+def optimizer_over_microbatches(loss_fn, optimizer):
+    """The training step `(params, opt_state, xs, ys) -> (params,
+    opt_state, loss)`: each microbatch's value and gradient of
+    `loss_fn(params, x, y)` in an `mpmd.fori_loop` iteration (its call
+    counter), summed; then one update of the optax `optimizer`."""
+    import optax  # noqa: PLC0415 - the models above need no optax
+
+    def step(params, opt_state, xs, ys):
+        def body(i, acc):
+            loss, grads = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
+            return jax.tree.map(jnp.add, acc, (loss, grads))
+
+        zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
+        loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zeros)
+        updates, opt_state = optimizer.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss
+
+    return step
+
+
+def tanh_layer(p: Params, x: jax.Array) -> jax.Array:
+    return jnp.tanh(x @ p["w"] + p["b"])
+
+
+def layers_loss(params: Params, x: jax.Array, y: jax.Array) -> jax.Array:
+    """MSE of `params["layer0"]`, `params["layer1"]`, ... applied in order
+    (`tanh_layer`), each the named computation `layer<i>`."""
+    for i in range(len(params)):
+        x = mpmd.named_computation(tanh_layer, name=f"layer{i}")(
+            params[f"layer{i}"], x)
+    return jnp.mean((x - y) ** 2)
+
+
 def transformer_microbatched_step(params, tokens, targets, heads=2, lr=0.05):
     """`sgd_over_microbatches` of the transformer's loss."""
     return sgd_over_microbatches(transformer_loss, params, tokens, targets,

@@ -5,7 +5,7 @@
 
 `bundle` exports three mpmd programs with `mpmd.export` into DIR (the
 machine that runs them needs neither the compiler nor a build: the
-`python/` source tree and JAX):
+`python/` and `examples/` source trees and JAX):
 
   step.mpmd     a training step (2 layers, Adam, 4 microbatches, 1F1B) on
                 two meshes: "gpu" (layer0, exported for cuda and cpu) and
@@ -47,25 +47,15 @@ def model():
 
     import mpmd  # noqa: PLC0415
 
+    # The step of the tests (examples/models.py, which travels with the
+    # source tree), on two layers.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "examples"))
+    import models  # noqa: PLC0415
+
     optimizer = optax.adam(1e-3)
-
-    def layer(p, x):
-        return jnp.tanh(x @ p["w"] + p["b"])
-
-    def loss_fn(params, x, y):
-        h = mpmd.named_computation(layer, name="layer0")(params["layer0"], x)
-        h = mpmd.named_computation(layer, name="layer1")(params["layer1"], h)
-        return jnp.mean((h - y) ** 2)
-
-    def step(params, opt_state, xs, ys):
-        def body(i, acc):
-            loss, grads = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
-            return jax.tree.map(jnp.add, acc, (loss, grads))
-
-        zero = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-        loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zero)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
+    step = models.optimizer_over_microbatches(models.layers_loss, optimizer)
+    layer = models.tanh_layer
 
     def stage(p, xs):
         def one(p, x):
@@ -217,15 +207,14 @@ def run(directory: str, cpu: bool) -> int:
     topology = {"gpu": Mesh(np.array([first]), ("x",)),
                 "cpu": Mesh(np.array([second]), ("x",))}
     step, stage, optimizer, params, xs, ys = model()
-    on_gpu = jax.device_put
     gpu_sharding = jax.sharding.SingleDeviceSharding(first)
     state = optimizer.init(params)
     reference_step = jax.jit(step)
     with jax.default_device(first):
-        expected = reference_step(on_gpu(params, gpu_sharding),
-                                  on_gpu(state, gpu_sharding),
-                                  on_gpu(xs, gpu_sharding),
-                                  on_gpu(ys, gpu_sharding))
+        expected = reference_step(jax.device_put(params, gpu_sharding),
+                                  jax.device_put(state, gpu_sharding),
+                                  jax.device_put(xs, gpu_sharding),
+                                  jax.device_put(ys, gpu_sharding))
 
     def load(name: str):
         with open(os.path.join(directory, name), "rb") as file:
@@ -273,7 +262,7 @@ def run(directory: str, cpu: bool) -> int:
                     + (" (CPU has none)" if cpu else ""))
                 mpmd_ms = median_ms(lambda: compiled(params, state, xs, ys))
                 with jax.default_device(first):
-                    args = [on_gpu(v, gpu_sharding)
+                    args = [jax.device_put(v, gpu_sharding)
                             for v in (params, state, xs, ys)]
                     jit_ms = median_ms(reference_step, *args)
                 table.add("step time", "info",

@@ -9,7 +9,7 @@
 #                                 # print one table (at most 5 minutes)
 #
 # The run needs the `python/` source tree (the mpmd package, run without
-# its extensions) and the bundle: carry build/gpu_bundle. Without an NVIDIA
+# its extensions), `examples/models.py` (the model) and the bundle: carry build/gpu_bundle. Without an NVIDIA
 # GPU it says so and makes a dry run on two CPU devices.
 set -euo pipefail
 cd "$(dirname "$0")/.."

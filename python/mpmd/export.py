@@ -313,17 +313,8 @@ def _aval_from_json(data: dict[str, Any]) -> jax.ShapeDtypeStruct:
         dtype = jax.eval_shape(
             lambda: jax.random.key(0, impl=data["key"])).dtype
     else:
-        dtype = np.dtype(_numpy_dtype(data["dtype"]))
+        dtype = np.dtype(jax.numpy.dtype(data["dtype"]))  # bfloat16 too
     return jax.ShapeDtypeStruct(tuple(data["shape"]), dtype)
-
-
-def _numpy_dtype(name: str) -> Any:
-    try:
-        return np.dtype(name)
-    except TypeError:
-        import ml_dtypes  # noqa: PLC0415  (ships with jax)
-
-        return np.dtype(getattr(ml_dtypes, name))
 
 
 def _io_to_json(io: ProgramIO) -> dict[str, Any]:
@@ -452,8 +443,6 @@ class Exported:
     jaxlib that made it), `plan` (the execution plan)."""
 
     def __init__(self) -> None:  # made by export() or deserialize()
-        self._header: dict[str, Any] = {}
-        self._parts: list[tuple[str, bytes]] = []
         self._data: bytes | None = None
         self._compiled: dict[tuple, Any] = {}
 
@@ -474,7 +463,7 @@ class Exported:
     def _read(cls, header: dict[str, Any], parts: list[tuple[str, bytes]],
               data: bytes) -> "Exported":
         self = cls()
-        self._header, self._parts, self._data = header, parts, data
+        self._data = data
         blobs = dict(parts)
         made_by = header.get("made_by")
         made_by = made_by if isinstance(made_by, dict) else {}
@@ -508,48 +497,11 @@ class Exported:
         # The carrier takes ((args, kwargs),) and returns the results.
         self.in_tree = carrier.in_tree.children()[0].children()[0]
         self.out_tree = carrier.out_tree
-        programs = {}
-        read: dict[str, ExportedProgram] = {}
-        with _section("program_parts"):
-            program_parts = {_typed(k, str): _typed(v, str) for k, v in
-                             header["program_parts"].items()}
-        for name, spec in self.plan.programs.items():
-            part = program_parts.get(name)
-            blob = blobs.get(part) if part is not None else None
-            if blob is None:
-                raise ExportError(
-                    f"corrupted mpmd export: program {name!r} of its plan "
-                    "has no part")
-            program = read.get(part)
-            if program is None:
-                try:
-                    program = read[part] = ExportedProgram.from_bytes(blob)
-                except Exception as error:  # noqa: BLE001 - jax's errors
-                    raise ExportError(
-                        f"program {name!r} of this mpmd export cannot be "
-                        f"read by this JAX ({jax.__version__}; it was made "
-                        f"with {self.made_by.get('jax', '?')}): {error}"
-                    ) from None
-            programs[name] = dataclasses.replace(spec, module=program)
-        self.plan = dataclasses.replace(self.plan, programs=programs)
-        with _section("plan"):
-            check_consistency(self.plan)
-            for index, step in enumerate(self.plan.steps):
-                if not isinstance(step, CallStep):
-                    continue
-                exported = programs[step.program].module.exported
-                if len(step.inputs) + len(step.constants) != len(
-                        exported.in_avals) or len(step.outputs) != len(
-                        exported.out_avals):
-                    raise ValueError(
-                        f"step {index} calls program {step.program!r} with "
-                        f"{len(step.inputs) + len(step.constants)} values "
-                        f"for {len(step.outputs)} results, and it takes "
-                        f"{len(exported.in_avals)} and returns "
-                        f"{len(exported.out_avals)}")
+        self.plan = _with_programs(self.plan, header, blobs,
+                                   self.made_by.get("jax", "?"))
         self.meshes = {mesh.name: mesh.axes for mesh in self.plan.meshes}
         self.platforms = {mesh: () for mesh in self.meshes}
-        for spec in programs.values():
+        for spec in self.plan.programs.values():
             self.platforms[spec.mesh] = tuple(spec.module.exported.platforms)
         return self
 
@@ -635,6 +587,48 @@ class Exported:
                            for n, a in self.meshes.items())
         return (f"<mpmd.export.Exported {self.fun_name!r}: "
                 f"{len(self.plan.programs)} programs on {meshes}>")
+
+
+def _with_programs(plan: ExecutionPlan, header: dict[str, Any],
+                   blobs: dict[str, bytes], made_with: str) -> ExecutionPlan:
+    """`plan` with each program read from its part (`ExportedProgram`),
+    checked to hold together and to call each program with its arity."""
+    with _section("program_parts"):
+        program_parts = {_typed(k, str): _typed(v, str) for k, v in
+                         header["program_parts"].items()}
+    read: dict[str, ExportedProgram] = {}
+    programs = {}
+    for name, spec in plan.programs.items():
+        part = program_parts.get(name)
+        blob = blobs.get(part) if part is not None else None
+        if blob is None:
+            raise ExportError(f"corrupted mpmd export: program {name!r} of "
+                              "its plan has no part")
+        if part not in read:
+            try:
+                read[part] = ExportedProgram.from_bytes(blob)
+            except Exception as error:  # noqa: BLE001 - jax's own errors
+                raise ExportError(
+                    f"program {name!r} of this mpmd export cannot be read by "
+                    f"this JAX ({jax.__version__}; it was made with "
+                    f"{made_with}): {error}") from None
+        programs[name] = dataclasses.replace(spec, module=read[part])
+    plan = dataclasses.replace(plan, programs=programs)
+    with _section("plan"):
+        check_consistency(plan)
+        for index, step in enumerate(plan.steps):
+            if not isinstance(step, CallStep):
+                continue
+            exported = programs[step.program].module.exported
+            given = len(step.inputs) + len(step.constants)
+            if given != len(exported.in_avals) or \
+                    len(step.outputs) != len(exported.out_avals):
+                raise ValueError(
+                    f"step {index} calls program {step.program!r} with "
+                    f"{given} values for {len(step.outputs)} results, and it "
+                    f"takes {len(exported.in_avals)} and returns "
+                    f"{len(exported.out_avals)}")
+    return plan
 
 
 @contextlib.contextmanager

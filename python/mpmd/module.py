@@ -23,7 +23,7 @@ transfers. This door needs the compiler, so it lives above the runtime
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from typing import Mapping
 
 from jax.sharding import Mesh
 

@@ -27,6 +27,7 @@ from mpmd.runtime.plan import CallStep, TransferStep
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
                                 "examples"))
 import llama  # noqa: E402
+import models  # noqa: E402
 
 RTOL = ATOL = 2e-5
 
@@ -94,16 +95,7 @@ def mlp_loss(params: Any, x: jax.Array, y: jax.Array) -> jax.Array:
     return jnp.mean((x - y) ** 2)
 
 
-def adamw_step(loss_fn: Any, optimizer: Any) -> Any:
-    def step(params, opt_state, xs, ys):
-        def body(i, acc):
-            loss, grads = jax.value_and_grad(loss_fn)(params, xs[i], ys[i])
-            return jax.tree.map(jnp.add, acc, (loss, grads))
-        zeros = (jnp.zeros(()), jax.tree.map(jnp.zeros_like, params))
-        loss, grads = mpmd.fori_loop(0, xs.shape[0], body, zeros)
-        updates, opt_state = optimizer.update(grads, opt_state, params)
-        return optax.apply_updates(params, updates), opt_state, loss
-    return step
+adamw_step = models.optimizer_over_microbatches
 
 
 def mlp_data(micro: int = MICRO) -> tuple[jax.Array, jax.Array]:
