@@ -9,7 +9,7 @@ class MLIRContext;
 namespace mpmd {
 
 /// Adds the dialects a module may use: mpmd, the sdy and stablehlo compat
-/// dialects, and upstream func.
+/// dialects, the IFRT IR subset, and upstream func.
 void registerAllDialects(DialectRegistry &registry);
 
 /// Registers every mpmd pass and named pipeline with the global registry

@@ -2,6 +2,7 @@
 
 #include "mpmd/InitAll.h"
 
+#include "mpmd/Dialect/Ifrt/IR/IfrtDialect.h"
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
 #include "mpmd/Dialect/StableHlo/IR/StableHloDialect.h"
@@ -19,7 +20,8 @@
 
 void mlir::mpmd::registerAllDialects(DialectRegistry &registry) {
   registry.insert<mpmd::MpmdDialect, sdy::SdyDialect,
-                  stablehlo::StableHloDialect, func::FuncDialect>();
+                  stablehlo::StableHloDialect, func::FuncDialect,
+                  ifrt::IfrtDialect>();
 }
 
 void mlir::mpmd::registerAllPasses() {

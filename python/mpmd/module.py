@@ -22,14 +22,17 @@ transfers. This door needs the compiler, so it lives above the runtime
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Mapping
 
+import jax
 from jax.sharding import Mesh
 
 from mpmd.errors import CompilerError
 from mpmd.runtime.module import (CompiledModule, ModuleError,
-                                 check_topology_type, plan_meshes)
+                                 check_topology_type, meshes_of_devices,
+                                 plan_meshes)
 from mpmd.runtime.plan import ExecutionPlan
 
 __all__ = ["compile_module"]
@@ -49,8 +52,8 @@ _EXPORTED = (
 _NO_PASSES = "builtin.module()"
 
 
-def compile_module(text: str, topology: Mapping[str, Mesh], *,
-                   source_name: str = "<module>") -> "CompiledModule":
+def compile_module(text: str, topology: Mapping[str, Mesh] | None = None,
+                   *, source_name: str = "<module>") -> "CompiledModule":
     """Compiles an exported MPMD module for `topology` and returns a
     `CompiledModule`: call it with `main`'s arguments, flat and in order
     (`jax.Array`s, numpy arrays or Python scalars), and it returns `main`'s
@@ -62,6 +65,12 @@ def compile_module(text: str, topology: Mapping[str, Mesh], *,
     ("data", "model"))`), no two of them sharing a device; other meshes
     in it are ignored. `source_name` names the text in the compiler's
     messages.
+
+    `text` may also be an IFRT IR program (jaxlib's
+    `_sdy_mpmd.lower_to_ifrt`, `as_text("ifrt")`; either printed form):
+    its calls name their devices (ids of `jax.devices()`), so the topology
+    may be left out; given, it must have the same meshes on the same
+    devices (`mpmd-import-ifrt` says how IFRT IR reads as meshes).
 
     Raises `CompilerError` when the compiler cannot read the module or
     build its plan (its diagnostics name the op), `ModuleError` when the
@@ -82,13 +91,28 @@ def compile_module(text: str, topology: Mapping[str, Mesh], *,
         raise ModuleError(
             f"compile_module: source_name must be a str, got "
             f"{source_name!r} of type {type(source_name).__name__}")
-    meshes = check_topology_type(topology, "compile_module", ModuleError)
+    ifrt = is_ifrt(text)
+    if topology is None and not ifrt:
+        raise ModuleError(
+            "compile_module needs the topology of an MPMD module (a mapping "
+            "of its mesh names to jax.sharding.Mesh); only IFRT IR names "
+            "its devices itself")
+    meshes = (None if topology is None else
+              check_topology_type(topology, "compile_module", ModuleError))
+    pipeline = _NO_PASSES
+    if ifrt:
+        ids = ",".join(str(device.id) for device in jax.devices())
+        pipeline = f"builtin.module(mpmd-import-ifrt{{available-devices={ids}}})"
     try:
-        module_text, plan_json = _compile_to_plan(text, source_name)
+        module_text, plan_json = _compile_to_plan(text, pipeline,
+                                                  source_name)
     except CompilerError as error:
-        raise _refused(error) from None
+        raise _refused(error, ifrt) from None
     plan = ExecutionPlan.from_json(plan_json)
     read = time.perf_counter()
+    if ifrt:
+        meshes = meshes_of_devices(plan, meshes, "the IFRT IR program",
+                                   ModuleError)
     meshes = plan_meshes(plan, meshes, "the module", ModuleError)
     # Every process of a job must run the same plan on the same devices,
     # or they would wait for each other's transfers forever.
@@ -100,13 +124,26 @@ def compile_module(text: str, topology: Mapping[str, Mesh], *,
     return compiled
 
 
-def _compile_to_plan(text: str, source_name: str) -> tuple[str, str]:
+# IFRT IR: its main function carries `ifrt.function`, its values are
+# `!ifrt.array`s.
+_IFRT = re.compile(r"\bifrt\.function\b|!ifrt\.array<")
+# The parser's words for an op of a registered dialect it does not know.
+_UNKNOWN_OP = re.compile(r"custom op '(ifrt\.\w+)' is unknown")
+
+
+def is_ifrt(text: str) -> bool:
+    """Whether `text` is an IFRT IR program rather than an MPMD module."""
+    return _IFRT.search(text) is not None
+
+
+def _compile_to_plan(text: str, pipeline: str,
+                     source_name: str) -> tuple[str, str]:
     from mpmd.compiler import compile_to_plan  # noqa: PLC0415
 
-    return compile_to_plan(text, _NO_PASSES, source_name=source_name)
+    return compile_to_plan(text, pipeline, source_name=source_name)
 
 
-def _refused(error: CompilerError) -> CompilerError:
+def _refused(error: CompilerError, ifrt: bool = False) -> CompilerError:
     """The compiler's error with its first diagnostic as the headline (the
     op or argument at fault, where in the text) and, where the plan could
     not be built, what an exported module is; the compiler's text is kept
@@ -116,7 +153,17 @@ def _refused(error: CompilerError) -> CompilerError:
     where = (f" (at {first.location})"
              if first is not None and first.location else "")
     notes: list[str] = []
-    if error.summary.startswith("failed to parse"):
+    unknown = _UNKNOWN_OP.search(message)
+    if unknown:
+        headline = (f"compile_module: not supported yet: the IFRT op "
+                    f"{unknown.group(1)}{where}; mpmd runs ifrt.Call, "
+                    "ifrt.CopyArrays and ifrt.Reshard")
+    elif ifrt and error.summary.startswith("failed to parse"):
+        headline = (f"compile_module: the IFRT IR program does not parse or "
+                    f"verify: {message}{where}")
+    elif ifrt:
+        headline = f"compile_module: {message}{where}"
+    elif error.summary.startswith("failed to parse"):
         headline = (f"compile_module: the module does not parse or verify: "
                     f"{message}{where}")
     elif message.startswith("not supported yet"):

@@ -7,7 +7,8 @@
 // the runtime checks before it reads anything else.
 //
 //   {"version": 1, "function": "main",
-//    "meshes": [{"name": "m1", "axes": [["x", 2]]}],
+//    "meshes": [{"name": "m1", "axes": [["x", 2]]}],   (+ "devices": [0, 1]
+//                                                      from IFRT IR)
 //    "inputs": [{"mesh": "m1", "shape": [4], "dtype": "f32", ...}],
 //    "outputs": [{"value": 3, "mesh": "m2", ...}],
 //    "programs": {"p0_stage0_fwd": {"mesh": "m1", "module": "...",
@@ -228,6 +229,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   auto topology =
       entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
 
+  // The devices of each mesh, where the program names them (IFRT IR does:
+  // mpmd-import-ifrt keeps them here).
+  auto meshDevices = entry->getAttrOfType<DictionaryAttr>("mpmd.mesh_devices");
   llvm::json::Array meshes;
   for (NamedMeshAttr mesh : topology.getMeshes()) {
     llvm::json::Array axes;
@@ -237,6 +241,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
                               {"axes", std::move(axes)}};
     if (!mesh.getMesh().getDeviceIds().empty())
       object["device_ids"] = llvm::json::Array(mesh.getMesh().getDeviceIds());
+    if (meshDevices)
+      if (auto ids = meshDevices.getAs<DenseI64ArrayAttr>(mesh.getName()))
+        object["devices"] = llvm::json::Array(ids.asArrayRef());
     meshes.push_back(std::move(object));
   }
 

@@ -25,7 +25,8 @@ from mpmd.runtime.plan import (_DTYPES, _ML_DTYPES, CallStep, ExecutionPlan,
                                MeshSpec, TensorSpec)
 
 __all__ = ["CompiledModule", "ModuleError", "ModuleInputError",
-           "check_topology_type", "describe_module_argument", "plan_meshes"]
+           "check_topology_type", "describe_module_argument",
+           "meshes_of_devices", "plan_meshes"]
 
 
 class ModuleError(MpmdError, ValueError):
@@ -298,4 +299,47 @@ def plan_meshes(plan: ExecutionPlan, topology: dict[str, Mesh], what: str,
                     f"topology share device {device.id}; each device "
                     f"belongs to one mesh of {what}")
             owner[device.id] = name
+    return meshes
+
+
+def meshes_of_devices(plan: ExecutionPlan, topology: dict[str, Mesh] | None,
+                      what: str, error: type[MpmdError]) -> dict[str, Mesh]:
+    """The meshes of a plan whose meshes name their devices (IFRT IR: each
+    device list of the program is a mesh): a `Mesh` per mesh over the jax
+    devices of those ids, row-major over its axes. A `topology` given is
+    checked against them: the same names, axes and devices, in order."""
+    by_id = {device.id: device for device in jax.devices()}
+    meshes: dict[str, Mesh] = {}
+    for spec in plan.meshes:
+        if spec.devices is None:
+            raise error(f"mesh {spec.name!r} of {what} names no devices")
+        unknown = [i for i in spec.devices if i not in by_id]
+        if unknown:
+            raise error(
+                f"mesh {spec.name!r} of {what} runs on devices "
+                f"{list(spec.devices)}, but this job has no device "
+                f"{', '.join(map(str, unknown))} (its devices are "
+                f"{sorted(by_id)})")
+        shape = tuple(size for _, size in spec.axes)
+        devices = np.array([by_id[i] for i in spec.devices],
+                           dtype=object).reshape(shape)
+        meshes[spec.name] = Mesh(devices, tuple(a for a, _ in spec.axes))
+    if topology is None:
+        return meshes
+    for name, mesh in meshes.items():
+        given = topology.get(name)
+        if given is None:
+            raise error(
+                f"the topology has no mesh {name!r}, which {what} runs on "
+                f"devices {[d.id for d in mesh.devices.flat]}; give the "
+                "meshes the program names, or no topology")
+        if _mesh_axes(given) != _mesh_axes(mesh) or \
+                [d.id for d in given.devices.flat] != \
+                [d.id for d in mesh.devices.flat]:
+            raise error(
+                f"mesh {name!r} of the topology is axes "
+                f"{dict(_mesh_axes(given))} over devices "
+                f"{[d.id for d in given.devices.flat]}, but {what} runs it "
+                f"as axes {dict(_mesh_axes(mesh))} over devices "
+                f"{[d.id for d in mesh.devices.flat]}")
     return meshes

@@ -74,6 +74,10 @@ class MeshSpec:
     name: str
     axes: tuple[tuple[str, int], ...]
     device_ids: tuple[int, ...] | None = None
+    # The ids of the jax devices the mesh is made of, row-major over its
+    # axes, where the program names them (IFRT IR); None where the topology
+    # given at compile time decides.
+    devices: tuple[int, ...] | None = None
 
     @property
     def size(self) -> int:
@@ -248,6 +252,8 @@ class ExecutionPlan:
             topology=data["topology"],
             meshes=tuple(MeshSpec(m["name"], tuple(tuple(a) for a in m["axes"]),
                                   tuple(m["device_ids"]) if "device_ids" in m
+                                  else None,
+                                  tuple(m["devices"]) if "devices" in m
                                   else None)
                          for m in data["meshes"]),
             inputs=tuple(TensorSpec.from_json(t) for t in data["inputs"]),

@@ -186,4 +186,31 @@ def VerifyImportPass : Pass<"mpmd-verify-import", "ModuleOp"> {
   let summary = "Checks that import placed every op in a fragment";
 }
 
+def ImportIfrtPass : Pass<"mpmd-import-ifrt", "ModuleOp"> {
+  let summary = "Rewrites an IFRT IR program as an exported MPMD module";
+  let description = [{
+    The one place where IFRT IR meets the execution plan. The main function
+    (the `func.func` with `ifrt.function`) becomes an exported MPMD `main`:
+    each device list its calls run on is a mesh (named by the calls'
+    `ifrt.mesh_name`, its axes those of the atom programs' `sdy.mesh`), each
+    `!ifrt.array` a mesh tensor whose sharding is the sharding parameter
+    said over those axes, each `ifrt.Call` an `mpmd.fragment_call` of its
+    atom program (hoisted out of its nested module; `io_aliases` and
+    `donated_input_indices` become the program's donations), each array an
+    `ifrt.CopyArrays` or `ifrt.Reshard` moves an `mpmd.transfer`. Control
+    dependencies are dropped: the plan runs the ops in program order. The
+    devices of each mesh are kept in `mpmd.mesh_devices` on `main` (the plan
+    gives them). With `available-devices`, a device outside that list is an
+    error on the op that names it. IFRT ops, attributes and shardings
+    outside the supported set are "not supported yet" errors naming them.
+  }];
+  let options = [
+    ListOption<"availableDevices", "available-devices", "int64_t",
+               "The ids of the devices the program may use (unchecked when "
+               "empty)">,
+  ];
+  let dependentDialects = ["::mlir::mpmd::MpmdDialect",
+                           "::mlir::sdy::SdyDialect"];
+}
+
 #endif // MPMD_TRANSFORMS_IMPORT_PASSES_TD
