@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Mapping
+from typing import Any, Mapping
 
 import jax
 from jax.sharding import Mesh
@@ -35,7 +35,7 @@ from mpmd.runtime.module import (CompiledModule, ModuleError,
                                  plan_meshes)
 from mpmd.runtime.plan import ExecutionPlan
 
-__all__ = ["compile_module"]
+__all__ = ["ShardyProgram", "compile_module", "compile_shardy"]
 
 
 # What compile_module needs, for messages that refuse a module.
@@ -68,8 +68,9 @@ def compile_module(text: str, topology: Mapping[str, Mesh] | None = None,
 
     `text` may also be an IFRT IR program (jaxlib's
     `_sdy_mpmd.lower_to_ifrt`, `as_text("ifrt")`; either printed form):
-    its calls name their devices (ids of `jax.devices()`), so the topology
-    may be left out; given, it must have the same meshes on the same
+    its calls name their devices (logical ids: positions in
+    `jax.devices()`, the device list Shardy's own compile takes by
+    default), so the topology may be left out; given, it must have the same meshes on the same
     devices (`mpmd-import-ifrt` says how IFRT IR reads as meshes).
 
     Raises `CompilerError` when the compiler cannot read the module or
@@ -101,7 +102,9 @@ def compile_module(text: str, topology: Mapping[str, Mesh] | None = None,
               check_topology_type(topology, "compile_module", ModuleError))
     pipeline = _NO_PASSES
     if ifrt:
-        ids = ",".join(str(device.id) for device in jax.devices())
+        # IFRT IR's device ids are logical: positions in the list of
+        # devices the program is compiled for, here `jax.devices()`.
+        ids = ",".join(str(i) for i in range(len(jax.devices())))
         pipeline = f"builtin.module(mpmd-import-ifrt{{available-devices={ids}}})"
     try:
         module_text, plan_json = _compile_to_plan(text, pipeline,
@@ -175,3 +178,66 @@ def _refused(error: CompilerError, ifrt: bool = False) -> CompilerError:
         notes = [f"note: {_EXPORTED}"]
     return CompilerError(headline, error.diagnostics, notes=notes,
                          retold=True)
+
+
+# --- A Shardy user's door ------------------------------------------------------
+
+class ShardyProgram:
+    """What Shardy's `mpmd.jit(f, ...).lower(*args)` gives, compiled on the
+    mpmd runtime (`compile_shardy`): call it with `f`'s arguments (the same
+    pytrees) and it returns `f`'s results (the same pytree of
+    `jax.Array`s), as Shardy's `lowered.compile()` would on Pathways.
+
+    `module` is the `CompiledModule` of the lowered program's IFRT IR
+    (its meshes, shardings, plan, `run_traced`, ...).
+    """
+
+    def __init__(self, module: "CompiledModule", input_tree: Any,
+                 output_tree: Any, kept: list[int], constants: list[Any]):
+        self.module = module
+        self._input_tree = input_tree
+        self._output_tree = output_tree
+        self._kept = kept
+        self._constants = constants
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        import jax  # noqa: PLC0415
+
+        leaves, tree = jax.tree.flatten((args, kwargs))
+        if tree != self._input_tree:
+            raise ModuleError(
+                f"the program takes arguments of structure "
+                f"{self._input_tree}, got {tree}")
+        # Shardy's main takes the constants it closed over first, then the
+        # arguments it kept (those the function reads).
+        flat = list(self._constants) + [leaves[i] for i in self._kept]
+        return jax.tree.unflatten(self._output_tree, self.module(*flat))
+
+    def __repr__(self) -> str:
+        return f"<ShardyProgram over {self.module!r}>"
+
+
+def compile_shardy(lowered: Any,
+                   topology: Mapping[str, Mesh] | None = None
+                   ) -> ShardyProgram:
+    """Runs a program lowered by Shardy:MPMD's own `mpmd.jit` (its
+    `MpmdLowered`) without Pathways: its IFRT IR (`lowered.as_text()`) is
+    compiled with `compile_module`, and the result takes and returns the
+    function's pytrees. `topology`, when given, is checked against the
+    devices the IFRT IR names."""
+    needed = ("as_text", "input_tree", "output_tree")
+    if not all(hasattr(lowered, name) for name in needed):
+        raise ModuleError(
+            "compile_shardy takes the Lowered of Shardy's mpmd.jit "
+            "(`mpmd.jit(f, ...).lower(*args)`, with as_text(), input_tree "
+            f"and output_tree), got {type(lowered).__name__}; pass IFRT IR "
+            "or MPMD text to compile_module")
+    text = lowered.as_text("ifrt")
+    module = compile_module(text, topology,
+                            source_name=f"<{type(lowered).__name__}>")
+    constants = list(getattr(lowered, "const_args", None) or [])
+    kept = getattr(lowered, "kept_inputs_indices", None)
+    if kept is None:
+        kept = range(len(module.plan.inputs) - len(constants))
+    return ShardyProgram(module, lowered.input_tree, lowered.output_tree,
+                         list(kept), constants)

@@ -10,8 +10,9 @@
 //
 // Meshes. Every device list a call runs on is a mesh: its name is the
 // calls' `ifrt.mesh_name` (or `devices_0_1` without one), its axes those of
-// the `sdy.mesh` the atom programs declare (or one axis `devices` where
-// none does). Arrays on devices no call runs on get a mesh of their own.
+// the `sdy.mesh` the atom programs declare (where none does, as when all
+// its arrays are replicated: the program's own sdy.mesh of that size if it
+// has one, else one axis `devices`). Arrays on devices no call runs on get a mesh of their own.
 //
 // Shardings. A sharding parameter fixes which tile of the array each device
 // of its list holds; the mesh tensor's sharding is the one over the mesh's
@@ -286,6 +287,27 @@ void renameSymbolUses(Operation *root, const llvm::StringMap<std::string> &renam
   });
 }
 
+/// Whether `op` refers to a symbol of `module` other than its meshes (a
+/// function it calls): such an op means something else in another module
+/// even where its text is equal. (Meshes are compared by their text.)
+bool refersToSymbols(Operation *op, ModuleOp module) {
+  bool refers = false;
+  op->walk([&](Operation *inner) {
+    AttrTypeWalker walker;
+    walker.addWalk([&](SymbolRefAttr ref) {
+      if (!isa<FlatSymbolRefAttr>(ref) ||
+          !isa_and_nonnull<sdy::MeshOp>(
+              SymbolTable::lookupSymbolIn(module, ref.getRootReference())))
+        refers = true;
+    });
+    walker.walk(inner->getRawDictionaryAttrs());
+    if (Attribute properties = inner->getPropertiesAsAttribute())
+      if (inner != op) // the function's own name is no reference
+        walker.walk(properties);
+  });
+  return refers;
+}
+
 struct ImportIfrtPass
     : public mlir::mpmd::impl::ImportIfrtPassBase<ImportIfrtPass> {
   using ImportIfrtPassBase::ImportIfrtPassBase;
@@ -308,7 +330,7 @@ private:
                << ", which is not a device of this job (its devices are "
                << listText(SmallVector<int64_t>(availableDevices.begin(),
                                                 availableDevices.end()))
-               << ")";
+               << "; IFRT IR numbers the devices it is compiled for)";
     return success();
   }
 
@@ -437,6 +459,25 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
       if (auto array = dyn_cast<ifrt::ArrayType>(type))
         if (failed(ensureMesh(array, &op)))
           return failure();
+  // Meshes no atom program declares (all their arrays replicated): the
+  // program's own sdy.mesh of their size where it has exactly one, else one
+  // axis over the devices.
+  auto topLevel = [&](int64_t size) -> sdy::MeshAttr {
+    sdy::MeshAttr found;
+    for (auto meshOp : module.getOps<sdy::MeshOp>()) {
+      sdy::MeshAttr axes = meshOp.getMesh();
+      if (axes.getAxes().empty() || axes.getTotalSize() != size)
+        continue;
+      axes = sdy::MeshAttr::get(ctx, axes.getAxes(), {});
+      if (found && found != axes)
+        return nullptr;
+      found = axes;
+    }
+    return found;
+  };
+  for (Mesh &mesh : meshes.all())
+    if (!mesh.axes)
+      mesh.axes = topLevel(static_cast<int64_t>(mesh.devices.size()));
   for (Mesh &mesh : meshes.all())
     if (!mesh.axes)
       mesh.axes = sdy::MeshAttr::get(
@@ -460,21 +501,48 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
     return candidate;
   };
   llvm::StringMap<std::string> atomNames; // nested module -> its main's name
+  std::map<std::string, std::string> sharedFunctions; // text -> hoisted name
   for (auto nested : llvm::to_vector(module.getOps<ModuleOp>())) {
     StringRef moduleName = nested.getSymName().value_or("atom");
     // The module goes: its @main takes its name.
     taken.erase(moduleName);
     llvm::StringMap<std::string> renamed;
+    SmallVector<Operation *> duplicates;
     for (Operation &op : nested.getBody()->getOperations()) {
       auto name =
           op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
       if (!name)
         continue;
+      if (name.getValue() == "main") {
+        renamed["main"] = unique(moduleName.str());
+        continue;
+      }
+      // A function that several atom modules hold alike (the program that
+      // specializations of ours share) is hoisted once, and compiled once.
+      std::string key;
+      if (isa<func::FuncOp>(op) && !refersToSymbols(&op, nested)) {
+        llvm::raw_string_ostream os(key);
+        // Numbered on its own (not after the ops before it).
+        OpPrintingFlags flags;
+        flags.printGenericOpForm().useLocalScope();
+        for (auto meshOp : nested.getOps<sdy::MeshOp>())
+          meshOp->print(os, flags);
+        op.print(os, flags);
+        if (auto it = sharedFunctions.find(key); it != sharedFunctions.end()) {
+          renamed[name.getValue()] = it->second;
+          duplicates.push_back(&op);
+          continue;
+        }
+      }
       renamed[name.getValue()] =
-          name.getValue() == "main"
-              ? unique(moduleName.str())
-              : unique((moduleName + "." + name.getValue()).str());
+          taken.contains(name.getValue())
+              ? unique((moduleName + "." + name.getValue()).str())
+              : unique(name.getValue().str());
+      if (!key.empty())
+        sharedFunctions[key] = renamed[name.getValue()];
     }
+    for (Operation *op : duplicates)
+      op->erase();
     renameSymbolUses(nested, renamed);
     for (Operation &op : nested.getBody()->getOperations())
       if (auto name =

@@ -2,7 +2,9 @@
 
 `PlanExecutable` (`runtime/executable.py`) is the layer every front door
 stands on. `compile_module(text, topology)` runs an exported MPMD module,
-ours or one Shardy:MPMD partitioned (`CompiledModule`); it reads the
+ours or one Shardy:MPMD partitioned, or IFRT IR (`CompiledModule`);
+`compile_shardy(lowered)` runs what Shardy's `mpmd.jit(...).lower(...)`
+gives, taking and returning its pytrees. Both read the
 module's plan with the compiler, so it lives above the runtime
 (`mpmd.module`) and is resolved from there on first use. Lowest layer:
 `MeshProgram` (one SPMD program compiled for one mesh, called with
@@ -30,6 +32,8 @@ _LAZY = {
     # compile_module needs the compiler, which the runtime never imports:
     # the door lives above; the name stays here for its callers.
     "compile_module": "mpmd.module",
+    "compile_shardy": "mpmd.module",
+    "ShardyProgram": "mpmd.module",
 }
 
 __all__ = sorted(_LAZY)

@@ -306,9 +306,11 @@ def meshes_of_devices(plan: ExecutionPlan, topology: dict[str, Mesh] | None,
                       what: str, error: type[MpmdError]) -> dict[str, Mesh]:
     """The meshes of a plan whose meshes name their devices (IFRT IR: each
     device list of the program is a mesh): a `Mesh` per mesh over the jax
-    devices of those ids, row-major over its axes. A `topology` given is
+    devices at those positions of `jax.devices()`, row-major over its
+    axes. A `topology` given is
     checked against them: the same names, axes and devices, in order."""
-    by_id = {device.id: device for device in jax.devices()}
+    # The program's device ids are logical: positions in jax.devices().
+    by_id = dict(enumerate(jax.devices()))
     meshes: dict[str, Mesh] = {}
     for spec in plan.meshes:
         if spec.devices is None:
@@ -317,9 +319,8 @@ def meshes_of_devices(plan: ExecutionPlan, topology: dict[str, Mesh] | None,
         if unknown:
             raise error(
                 f"mesh {spec.name!r} of {what} runs on devices "
-                f"{list(spec.devices)}, but this job has no device "
-                f"{', '.join(map(str, unknown))} (its devices are "
-                f"{sorted(by_id)})")
+                f"{list(spec.devices)}, but this job has {len(by_id)} "
+                f"devices (0 to {len(by_id) - 1})")
         shape = tuple(size for _, size in spec.axes)
         devices = np.array([by_id[i] for i in spec.devices],
                            dtype=object).reshape(shape)
