@@ -549,8 +549,9 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
               op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())) {
         op.setAttr(SymbolTable::getSymbolAttrName(),
                    StringAttr::get(ctx, renamed[name.getValue()]));
-        SymbolTable::setSymbolVisibility(&op,
-                                         SymbolTable::Visibility::Private);
+        if (isa<func::FuncOp>(op))
+          SymbolTable::setSymbolVisibility(&op,
+                                           SymbolTable::Visibility::Private);
       }
     if (renamed.count("main"))
       atomNames[moduleName] = renamed["main"];
@@ -578,23 +579,30 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
     meshRefs[mesh.name] = FlatSymbolRefAttr::get(ctx, symbol);
   }
 
-  auto meshTensor = [&](Type type, Operation *op) -> FailureOr<Type> {
+  auto meshTensor = [&](Type type, Operation *op,
+                        StringRef what = "") -> FailureOr<Type> {
     auto array = cast<ifrt::ArrayType>(type);
+    auto emitError = [&] {
+      InFlightDiagnostic diag = op->emitOpError();
+      if (!what.empty())
+        diag << what << ": ";
+      return diag;
+    };
     Mesh &mesh = meshes.of(array);
     if (array.getLayout())
-      return op->emitOpError() << "not supported yet: an array with a layout ("
+      return emitError() << "not supported yet: an array with a layout ("
                                << array.getLayout() << ")";
     StringAttr kind = array.getMemoryKind();
     if (kind && !llvm::is_contained(
                     {StringRef("device"), StringRef("pinned_host"),
                      StringRef("unpinned_host")},
                     kind.getValue()))
-      return op->emitOpError()
+      return emitError()
              << "not supported yet: memory kind " << kind
              << " (mpmd moves arrays between \"device\", \"pinned_host\" and "
                 "\"unpinned_host\")";
     FailureOr<sdy::TensorShardingAttr> sharding = shardingOverMesh(
-        array, mesh, meshRefs[mesh.name], [&] { return op->emitOpError(); });
+        array, mesh, meshRefs[mesh.name], emitError);
     if (failed(sharding))
       return failure();
     return Type(MeshTensorType::get(ctx, mesh.name, array.getShape(),
@@ -603,14 +611,16 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
 
   // The new main, with the topology and the devices of each mesh.
   SmallVector<Type> inputs, results;
-  for (Type type : entry.getArgumentTypes()) {
-    FailureOr<Type> converted = meshTensor(type, entry);
+  for (auto [index, type] : llvm::enumerate(entry.getArgumentTypes())) {
+    FailureOr<Type> converted =
+        meshTensor(type, entry, ("argument " + Twine(index)).str());
     if (failed(converted))
       return failure();
     inputs.push_back(*converted);
   }
-  for (Type type : entry.getResultTypes()) {
-    FailureOr<Type> converted = meshTensor(type, entry);
+  for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {
+    FailureOr<Type> converted =
+        meshTensor(type, entry, ("result " + Twine(index)).str());
     if (failed(converted))
       return failure();
     results.push_back(*converted);
