@@ -203,11 +203,15 @@ class ShardyProgram:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         import jax  # noqa: PLC0415
 
-        leaves, tree = jax.tree.flatten((args, kwargs))
+        # Shardy's input tree is the positional arguments' (keywords, where
+        # a version keeps them, beside them).
+        leaves, tree = jax.tree.flatten(args)
+        if kwargs or tree != self._input_tree:
+            leaves, tree = jax.tree.flatten((args, kwargs))
         if tree != self._input_tree:
             raise ModuleError(
                 f"the program takes arguments of structure "
-                f"{self._input_tree}, got {tree}")
+                f"{self._input_tree}, got {jax.tree.structure(args)}")
         # Shardy's main takes the constants it closed over first, then the
         # arguments it kept (those the function reads).
         flat = list(self._constants) + [leaves[i] for i in self._kept]

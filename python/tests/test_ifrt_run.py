@@ -214,7 +214,8 @@ class ShardyLowered:
         case = CASES[name]
         stages = len(case["topology"])
         params = [{"b": 0, "w": 0} for _ in range(stages)]
-        self.input_tree = jax.tree.structure(((params, 0, 0), {}))
+        # As Shardy's: the positional arguments' structure.
+        self.input_tree = jax.tree.structure((params, 0, 0))
         self.output_tree = jax.tree.structure((params, 0))
         self.kept_inputs_indices = list(range(case["num_args"]))
         self.const_args = []
@@ -242,6 +243,33 @@ def test_compile_shardy_refuses_what_is_not_a_lowered():
     with pytest.raises(ModuleError, match="compile_shardy takes the Lowered "
                        "of Shardy's mpmd.jit"):
         mpmd.runtime.compile_shardy("module {}")
+
+
+EXAMPLE = (pathlib.Path(__file__).resolve().parents[2] / "examples"
+           / "shardy_without_pathways.py")
+
+
+def test_the_example_runs():
+    """examples/shardy_without_pathways.py as a user runs it (here without
+    Shardy's package: the stored module's IFRT IR)."""
+    result = subprocess.run([sys.executable, str(EXAMPLE), "--stored"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "18 shards equal jax.jit" in result.stdout
+
+
+@pytest.mark.multiprocess
+def test_the_example_runs_in_two_processes():
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "mpmd.launch", "-n", "2",
+         "--devices-per-process", "4", "--timeout", "200", str(EXAMPLE),
+         "--stored"], env=env, capture_output=True, text=True, timeout=260)
+    lines = [line for line in result.stdout.splitlines()
+             if "shards equal jax.jit" in line]
+    assert result.returncode == 0 and len(lines) == 2, (
+        result.stdout[-3000:] + result.stderr[-3000:])
 
 
 # --- Bad IFRT IR ----------------------------------------------------------------
@@ -422,3 +450,61 @@ def _one_process_of_a_job() -> None:
 
 if __name__ == "__main__":
     _one_process_of_a_job()
+
+
+# --- IFRT IR mutated at random -----------------------------------------------------
+
+from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# Tokens of IFRT IR a mutation swaps in: devices, sharding params, op and
+# attribute names, types.
+_TOKENS = ["[0, 1]", "[1, 0]", "[0, 99]", "[]", "2 to [0] on 2",
+           "1 to [0] on 2", "2 to [0] on 4", " to [0] on 1", "ifrt.Call",
+           "ifrt.CopyArrays", "ifrt.Reshard", "ifrt.After", "@neg::@main",
+           "@main", "ifrt.function", "tensor<4xf32>", "tensor<8xf32>",
+           "memory_kind = \"pinned_host\"", "io_aliases = [array<i32: 0, 0>]",
+           "donated_input_indices = array<i32: 0>", "#ifrt<devices[0, 1]>",
+           "!ifrt.control", "after %c", "%arg0", "%o", ",", ")", ">"]
+
+
+@st.composite
+def ifrt_mutations(draw, size: int):
+    kind = draw(st.sampled_from(["delete", "insert", "replace"]))
+    at = draw(st.integers(0, size - 1))
+    if kind == "delete":
+        return kind, at, draw(st.integers(1, 24)), ""
+    return kind, at, draw(st.integers(1, 12)), draw(st.sampled_from(_TOKENS))
+
+
+def test_mutated_ifrt_ir_raises_mpmd_errors():
+    # Whatever is done to the text: a CompilerError or ModuleError naming
+    # what is wrong, or a program that still runs; never another exception
+    # (nor a crash of the process).
+    text = program(GOOD_CALL)
+    x = np.arange(4, dtype=np.float32)
+
+    @seed(35)
+    @settings(max_examples=int(os.environ.get("MPMD_IFRT_FUZZ_EXAMPLES",
+                                              "120")),
+              deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(ifrt_mutations(len(text)))
+    def check(mutation):
+        kind, at, length, token = mutation
+        if kind == "delete":
+            mutated = text[:at] + text[at + length:]
+        elif kind == "insert":
+            mutated = text[:at] + token + text[at:]
+        else:
+            mutated = text[:at] + token + text[at + length:]
+        try:
+            run = compile_module(mutated)
+        except mpmd.MpmdError:
+            return
+        try:
+            run(x)
+        except mpmd.MpmdError:
+            return
+
+    check()
