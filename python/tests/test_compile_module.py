@@ -391,6 +391,27 @@ def test_a_module_without_a_topology_is_not_exported():
         compile_module(WITHOUT_TOPOLOGY, two_meshes())
 
 
+def test_a_program_sharded_over_an_axis_its_mesh_lacks():
+    text = """
+    sdy.mesh @mesh = <["x"=2]>
+    !m = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+    func.func @main(%arg0: !m) -> !m
+        attributes {topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+      %0 = mpmd.fragment_call<mesh="m1", origin=["f"]> @p0(%arg0)
+          : (!m) -> !m
+      return %0 : !m
+    }
+    func.func private @p0(%x: tensor<4xf32>
+        {sdy.sharding = #sdy.sharding<@mesh, [{"zz"}]>}) -> tensor<4xf32> {
+      return %x : tensor<4xf32>
+    }"""
+    with pytest.raises(mpmd.CompilerError,
+                       match=r"'mpmd.fragment_call' op calls @p0, whose "
+                             r"argument 0 is sharded over axis \"zz\", which "
+                             r"its mesh \"m1\" .* does not have"):
+        compile_module(text, two_meshes())
+
+
 def test_what_the_runtime_does_not_run_yet_says_so():
     token = """
 module {

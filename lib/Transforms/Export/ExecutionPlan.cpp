@@ -141,6 +141,35 @@ llvm::json::Array describeShardings(func::FuncOp callee, bool results) {
   return shardings;
 }
 
+/// The program runs on `mesh`: its boundary shardings may only name the
+/// mesh's axes (the plan gives them to JAX as shardings over it).
+LogicalResult checkBoundaryAxes(FragmentCallOp call, func::FuncOp callee,
+                                sdy::MeshAttr mesh) {
+  auto check = [&](ArrayAttr attrs, StringRef what) -> LogicalResult {
+    if (!attrs || !mesh)
+      return success();
+    for (auto [index, dict] : llvm::enumerate(attrs)) {
+      auto sharding = cast<DictionaryAttr>(dict).getAs<sdy::TensorShardingAttr>(
+          kShardingAttrName);
+      if (!sharding)
+        continue;
+      for (sdy::DimensionShardingAttr dim : sharding.getDimShardings())
+        for (sdy::AxisRefAttr axis : dim.getAxes())
+          if (!mesh.hasAxis(axis.getName()))
+            return call.emitOpError()
+                   << "calls @" << callee.getSymName() << ", whose " << what
+                   << " " << index << " is sharded over axis \""
+                   << axis.getName() << "\", which its mesh \""
+                   << call.getMeshName() << "\" " << mesh
+                   << " does not have";
+    }
+    return success();
+  };
+  if (failed(check(callee.getArgAttrsAttr(), "argument")))
+    return failure();
+  return check(callee.getResAttrsAttr(), "result");
+}
+
 /// Calls `fn` with each symbol reference in `op`'s attributes and properties
 /// (ops JAX prints in generic form keep theirs in properties).
 void forEachSymbolRef(Operation *op,
@@ -304,6 +333,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
       }
       StringRef programName = callee.getSymName();
       if (!programs.get(programName)) {
+        if (failed(checkBoundaryAxes(call, callee,
+                                     topology.getMesh(call.getMeshName()))))
+          return failure();
         // Donating pays off where a result reuses the buffer; other dying
         // arguments are only listed (the runtime frees them at last use).
         llvm::json::Array donated, donors;
