@@ -191,15 +191,37 @@ def _same_as_the_mpmd_module(lowered: Any) -> None:
 
 @pytest.mark.parametrize("which", ["tensor_parallel_transformer",
                                    "heterogeneous_meshes",
-                                   "zero-bubble-h1", "gpipe"])
+                                   "zero-bubble-h1", "gpipe",
+                                   "zero-bubble-v", "offloaded"])
 def test_our_ifrt_of_the_export_programs_runs(which):
     import export_programs
+    from meshes import lower_transformer
 
     if which in ("zero-bubble-h1", "gpipe"):
         lowered = export_programs.transformer_with(which)
+    elif which == "zero-bubble-v":
+        lowered = zero_bubble_v()
+    elif which == "offloaded":
+        # Residuals in pinned host memory: copies between memory kinds.
+        lowered, _ = lower_transformer("1f1b", offload_activations=True)
+        assert 'memory_kind = "pinned_host"' in lowered.as_text("ifrt")
     else:
         lowered = getattr(export_programs, which)()
     _same_as_the_mpmd_module(lowered)
+
+
+def zero_bubble_v() -> Any:
+    """ZB-V: two stages per mesh in a V, split backwards."""
+    import models
+    from meshes import MESHES, four_meshes, transformer_data
+
+    meshes = MESHES[:2]
+    config = mpmd.make_config({name: four_meshes()[name] for name in meshes},
+                              models.v_assignment(4, meshes),
+                              pipeline_schedule="zero-bubble-v")
+    params, tokens, targets = transformer_data(4, 4)
+    return mpmd.jit(models.transformer_microbatched_step, config).lower(
+        params, tokens, targets)
 
 
 # --- A Shardy user's Lowered ------------------------------------------------------
