@@ -465,7 +465,13 @@ def _one_process_of_a_job() -> None:
     text, arguments, expected = load(name)
     run = compile_module(text, topology_of(CASES[name]))
     assert len(run.executor.programs) < len(run.plan.programs)  # its own
-    results = run(*arguments)
+    count = addressable_shards_equal(run(*arguments), expected)
+    print(f"process {me}: {count} shards equal jax.jit", flush=True)
+
+
+def addressable_shards_equal(results, expected) -> int:
+    """Checks this process's shards of `results` against the whole
+    `expected` arrays; returns how many there were (at least one)."""
     count = 0
     for result, want in zip(results, expected):
         for shard in result.addressable_shards:
@@ -474,7 +480,7 @@ def _one_process_of_a_job() -> None:
                                        atol=1e-6)
             count += 1
     assert count > 0
-    print(f"process {me}: {count} shards equal jax.jit", flush=True)
+    return count
 
 
 if __name__ == "__main__":

@@ -132,25 +132,26 @@ GreedyRewriteConfig mlir::mpmd::canonicalizeWithoutRegionSimplify() {
   return config;
 }
 
-bool mlir::mpmd::renameMeshSymbols(Operation *root,
-                                   const llvm::StringSet<> &meshSymbols,
-                                   StringRef to) {
+bool mlir::mpmd::renameSymbolRefs(
+    Operation *root,
+    llvm::function_ref<std::optional<StringRef>(StringRef)> rename) {
   MLIRContext *ctx = root->getContext();
   bool renamed = false;
   AttrTypeReplacer replacer;
   replacer.addReplacement(
       [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
-        if (!meshSymbols.contains(ref.getValue()))
+        std::optional<StringRef> to = rename(ref.getValue());
+        if (!to)
           return std::nullopt;
         renamed = true;
-        return FlatSymbolRefAttr::get(ctx, to);
+        return FlatSymbolRefAttr::get(ctx, *to);
       });
   replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
                                         /*replaceTypes=*/false);
   // The replacer sees discardable attributes only; ops JAX prints in generic
   // form (sdy.sharding_constraint, sdy.manual_computation) keep their
-  // shardings in properties.
+  // shardings in properties, func.call its callee.
   root->walk([&](Operation *op) {
     Attribute properties = op->getPropertiesAsAttribute();
     if (!properties)
@@ -160,6 +161,16 @@ bool mlir::mpmd::renameMeshSymbols(Operation *root,
       (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
   });
   return renamed;
+}
+
+bool mlir::mpmd::renameMeshSymbols(Operation *root,
+                                   const llvm::StringSet<> &meshSymbols,
+                                   StringRef to) {
+  return renameSymbolRefs(root, [&](StringRef name) -> std::optional<StringRef> {
+    if (!meshSymbols.contains(name))
+      return std::nullopt;
+    return to;
+  });
 }
 
 LogicalResult mlir::mpmd::checkNoRecursion(ArrayRef<func::FuncOp> roots,

@@ -26,6 +26,7 @@
 #include "mpmd/Dialect/Ifrt/IR/IfrtDialect.h"
 #include "mpmd/Dialect/Mpmd/IR/MpmdDialect.h"
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
+#include "mpmd/Transforms/Common/ModuleUtils.h"
 #include "mpmd/Transforms/Import/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -260,31 +261,6 @@ shardingOverMesh(ifrt::ArrayType type, const Mesh &mesh,
         ctx, refs, /*is_closed=*/true, std::nullopt));
   }
   return sdy::TensorShardingAttr::get(ctx, meshRef, dimShardings, {}, {});
-}
-
-/// Renames, in every attribute (and property) under `root`, the flat
-/// symbol references of `renamed`.
-void renameSymbolUses(Operation *root, const llvm::StringMap<std::string> &renamed) {
-  MLIRContext *ctx = root->getContext();
-  AttrTypeReplacer replacer;
-  replacer.addReplacement(
-      [&](FlatSymbolRefAttr ref) -> std::optional<Attribute> {
-        auto it = renamed.find(ref.getValue());
-        if (it == renamed.end())
-          return std::nullopt;
-        return FlatSymbolRefAttr::get(ctx, it->second);
-      });
-  replacer.recursivelyReplaceElementsIn(root, /*replaceAttrs=*/true,
-                                        /*replaceLocs=*/false,
-                                        /*replaceTypes=*/false);
-  root->walk([&](Operation *op) {
-    Attribute properties = op->getPropertiesAsAttribute();
-    if (!properties)
-      return;
-    Attribute replaced = replacer.replace(properties);
-    if (replaced != properties)
-      (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
-  });
 }
 
 /// Whether `op` refers to a symbol of `module` other than its meshes (a
@@ -543,7 +519,12 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
     }
     for (Operation *op : duplicates)
       op->erase();
-    renameSymbolUses(nested, renamed);
+    renameSymbolRefs(nested, [&](StringRef name) -> std::optional<StringRef> {
+      auto it = renamed.find(name);
+      if (it == renamed.end())
+        return std::nullopt;
+      return StringRef(it->second);
+    });
     for (Operation &op : nested.getBody()->getOperations())
       if (auto name =
               op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())) {

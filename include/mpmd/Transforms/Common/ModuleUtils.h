@@ -23,10 +23,17 @@ namespace mlir::mpmd {
 /// with an empty name (`@""`), which every pass refuses.
 FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
 
-/// Makes every reference in `root` and the ops nested in it (attributes
-/// and op properties: shardings, sharding constraints, manual computations)
-/// to a symbol named in `meshSymbols` refer to `to` instead. Returns whether
-/// any did.
+/// Renames the flat symbol references in `root` and the ops nested in it
+/// (attributes and op properties: callees, shardings, sharding constraints,
+/// manual computations): `rename` gives a reference's new name, or nothing
+/// to keep it. Returns whether any was renamed.
+bool renameSymbolRefs(
+    Operation *root,
+    llvm::function_ref<std::optional<StringRef>(StringRef)> rename);
+
+/// Makes every reference in `root` and the ops nested in it to a symbol
+/// named in `meshSymbols` refer to `to` instead (renameSymbolRefs). Returns
+/// whether any did.
 bool renameMeshSymbols(Operation *root, const llvm::StringSet<> &meshSymbols,
                        StringRef to);
 
