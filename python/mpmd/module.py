@@ -66,7 +66,8 @@ def compile_module(text: str, topology: Mapping[str, Mesh] | None = None,
     in it are ignored. `source_name` names the text in the compiler's
     messages.
 
-    `text` may also be an IFRT IR program (jaxlib's
+    `text` may be a jaxlib MLIR module instead (its text is read), and
+    may also be an IFRT IR program (jaxlib's
     `_sdy_mpmd.lower_to_ifrt`, `as_text("ifrt")`; either printed form):
     its calls name their devices (logical ids: positions in
     `jax.devices()`, the device list Shardy's own compile takes by
@@ -83,6 +84,10 @@ def compile_module(text: str, topology: Mapping[str, Mesh] | None = None,
     start = time.perf_counter()
     if isinstance(text, bytes):
         text = text.decode("utf-8")
+    elif hasattr(text, "operation") and hasattr(text, "body"):
+        # An MLIR module of jaxlib's bindings (Shardy's
+        # `lowered.compiler_ir()`, `Lowered.compiler_ir("ifrt")`): its text.
+        text = str(text)
     if not isinstance(text, str):
         raise ModuleError(
             f"compile_module takes the module as text (str), got "

@@ -101,6 +101,15 @@ def calls_by_mesh(plan: Any) -> dict[str, list[str]]:
     return calls
 
 
+def test_a_jaxlib_module_is_read_as_its_text():
+    """Shardy's `lowered.compiler_ir()` (a module of jaxlib's bindings)
+    goes in as it is."""
+    name = "gpipe_call_2meshes_tp"
+    module = shardy_dialects.parse(ifrt_text(name))
+    arguments, expected = data_of(name)
+    assert_equal(compile_module(module)(*arguments), expected)
+
+
 def test_shardy_ifrt_has_the_plan_of_its_mpmd_module():
     """IFRT IR and the MPMD module it was lowered from give the same
     programs (texts, layouts, donations) and calls."""
