@@ -346,6 +346,29 @@ def test_a_small_program_runs():
     assert result.sharding.spec == jax.sharding.PartitionSpec("x")
 
 
+def test_one_atom_on_two_meshes_with_two_donation_patterns():
+    a, b = ARRAY.format("[0, 1]"), ARRAY.format("[2, 3]")
+    body = f"""%o, %c = ifrt.Call @neg::@main(%arg0) on devices [0, 1]
+        {{ifrt.mesh_name = "m"}} : ({a}) -> {a}
+        %p, %d = ifrt.Call @neg::@main(%o) on devices [0, 1]
+        {{ifrt.mesh_name = "m", donated_input_indices = array<i32: 0>}}
+        : ({a}) -> {a}
+        %q, %e = ifrt.CopyArrays(%p) : ({a}) -> {b}
+        %r, %f = ifrt.Call @neg::@main(%q) on devices [2, 3]
+        {{ifrt.mesh_name = "n"}} : ({b}) -> {b}
+        return %r : {b}"""
+    text = program(body).replace(f"-> {a} attributes", f"-> {b} attributes")
+    run = compile_module(text)
+    x = np.arange(4, dtype=np.float32)
+    (result,) = run(x)
+    np.testing.assert_array_equal(np.asarray(result), -x)
+    assert [d.id for d in result.sharding.device_set] == [2, 3] or \
+        sorted(d.id for d in result.sharding.device_set) == [
+            jax.devices()[2].id, jax.devices()[3].id]
+    # A program per mesh and donation pattern.
+    assert sorted(run.plan.programs) == ["neg", "neg.variant", "neg.variant_1"]
+
+
 def refused(text: str, match: str) -> mpmd.CompilerError:
     with pytest.raises(mpmd.CompilerError, match=match) as info:
         compile_module(text)

@@ -325,6 +325,9 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
               "the `ifrt.function` attribute), found "
            << entries.size();
   func::FuncOp entry = entries.front();
+  if (entry.isExternal())
+    return entry.emitOpError() << "is the IFRT IR main function but has no "
+                                  "body";
   Block &body = entry.getBody().front();
 
   // What the main function may hold, and its signature.
@@ -641,8 +644,8 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
     values.map(from, to);
 
   // Donations are the call's: the program's argument attributes say them
-  // once per donation pattern (a program called with several gets a copy
-  // per pattern).
+  // once per donation pattern and mesh (an atom called with several, or on
+  // several device lists, gets a copy per pattern and mesh).
   llvm::DenseMap<Operation *, llvm::MapVector<Attribute, func::FuncOp>>
       byPattern;
   auto programFor = [&](ifrt::CallOp call,
@@ -655,7 +658,12 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
     }
     for (int32_t index : call.getDonatedInputIndices())
       pattern[index] = builder.getBoolAttr(true);
-    Attribute key = builder.getArrayAttr(pattern);
+    // A program is compiled for one mesh: an atom called on several device
+    // lists is a program per mesh.
+    SmallVector<Attribute> keyParts(pattern);
+    keyParts.push_back(builder.getStringAttr(
+        meshes.byDevices(call.getDevices().getIds())->name));
+    Attribute key = builder.getArrayAttr(keyParts);
     auto &programs = byPattern[atom];
     if (auto it = programs.find(key); it != programs.end())
       return it->second;
@@ -663,7 +671,7 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
     if (!programs.empty()) {
       OpBuilder cloner(atom);
       program = cast<func::FuncOp>(cloner.clone(*atom));
-      program.setSymName(unique((atom.getSymName() + ".donating").str()));
+      program.setSymName(unique((atom.getSymName() + ".variant").str()));
     }
     for (auto [index, donation] : llvm::enumerate(pattern)) {
       program.removeArgAttr(index, kAliasingOutputAttr);

@@ -137,3 +137,36 @@ module @atom attributes {sym_visibility = "private"} {
     return %x : tensor<4xf32>
   }
 }
+
+// -----
+
+!a = !ifrt.array<tensor<4xf32>, #ifrt.sharding_param<2 to [0] on 2>, [0, 1]>
+// expected-error @+1 {{'func.func' op is the IFRT IR main function but has no body}}
+func.func private @main(%arg0: !a) -> !a attributes {ifrt.function}
+
+// -----
+
+// One atom called on two device lists, and with two donation patterns: a
+// program per mesh and pattern.
+!a = !ifrt.array<tensor<4xf32>, #ifrt.sharding_param<2 to [0] on 2>, [0, 1]>
+!b = !ifrt.array<tensor<4xf32>, #ifrt.sharding_param<2 to [0] on 2>, [2, 3]>
+// CHECK-LABEL: module
+// CHECK: mpmd.fragment_call<mesh="m", origin=[]> @atom(
+// CHECK: mpmd.fragment_call<mesh="m", origin=[]> @atom.variant(
+// CHECK: mpmd.fragment_call<mesh="n", origin=[]> @atom.variant_1(
+// CHECK-DAG: func.func private @atom(%arg0: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-DAG: func.func private @atom.variant(%arg0: tensor<4xf32> {jax.buffer_donor = true}) -> tensor<4xf32>
+// CHECK-DAG: func.func private @atom.variant_1(%arg0: tensor<4xf32>) -> tensor<4xf32>
+func.func @main(%arg0: !a) -> !b attributes {ifrt.function} {
+  %o, %c = ifrt.Call @atom::@main(%arg0) on devices [0, 1] {ifrt.mesh_name = "m"} : (!a) -> !a
+  %p, %d = ifrt.Call @atom::@main(%o) on devices [0, 1] {ifrt.mesh_name = "m", donated_input_indices = array<i32: 0>} : (!a) -> !a
+  %q, %e = ifrt.CopyArrays(%p) : (!a) -> !b
+  %r, %f = ifrt.Call @atom::@main(%q) on devices [2, 3] {ifrt.mesh_name = "n"} : (!b) -> !b
+  return %r : !b
+}
+module @atom attributes {sym_visibility = "private"} {
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = stablehlo.negate %x : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
