@@ -444,14 +444,19 @@ def test_two_processes_run_a_shardy_module():
     # mesh0 and mesh1 on process 0, mesh2 and mesh3 on process 1: each
     # runs its meshes' programs, the transfers mesh1 -> mesh2 and back
     # cross processes.
+    run_in_two_processes(__file__, "shards equal jax.jit")
+
+
+def run_in_two_processes(script: str, marker: str, *args: str) -> None:
+    """Runs `script` as a job of two processes of 4 CPU devices each
+    (`mpmd.launch`) and checks that both succeed and print `marker`."""
     env = dict(os.environ)
     env.pop("XLA_FLAGS", None)  # the launcher sets the device count
     result = subprocess.run(
         [sys.executable, "-m", "mpmd.launch", "-n", "2",
-         "--devices-per-process", "4", "--timeout", "200", __file__],
+         "--devices-per-process", "4", "--timeout", "200", script, *args],
         env=env, capture_output=True, text=True, timeout=260)
-    lines = [line for line in result.stdout.splitlines()
-             if "shards equal jax.jit" in line]
+    lines = [line for line in result.stdout.splitlines() if marker in line]
     assert result.returncode == 0 and len(lines) == 2, (
         result.stdout[-4000:] + result.stderr[-4000:])
 

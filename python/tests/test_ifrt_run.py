@@ -29,6 +29,7 @@ import pytest
 import mpmd
 import shardy_dialects
 from mpmd.runtime import ModuleError, compile_module
+from test_compile_module import addressable_shards_equal, run_in_two_processes
 
 DATA = pathlib.Path(__file__).resolve().parent / "data" / "shardy"
 MANIFEST = json.loads((DATA / "manifest.json").read_text())
@@ -42,15 +43,12 @@ def ifrt_text(name: str, generic: bool = False) -> str:
     jaxlib's form or generic."""
     key = (name, generic)
     if key not in _IFRT:
-        from jax._src.lib.mlir import ir  # noqa: PLC0415
-
         module = shardy_dialects.parse((DATA / f"{name}.mlir").read_text())
         with module.context:
             shardy_dialects.sdy_mpmd().lower_to_ifrt(module)
             _IFRT[(name, False)] = str(module)
             _IFRT[(name, True)] = module.operation.get_asm(
                 print_generic_op_form=True)
-        del ir
     return _IFRT[key]
 
 
@@ -291,16 +289,7 @@ def test_the_example_runs():
 
 @pytest.mark.multiprocess
 def test_the_example_runs_in_two_processes():
-    env = dict(os.environ)
-    env.pop("XLA_FLAGS", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "mpmd.launch", "-n", "2",
-         "--devices-per-process", "4", "--timeout", "200", str(EXAMPLE),
-         "--stored"], env=env, capture_output=True, text=True, timeout=260)
-    lines = [line for line in result.stdout.splitlines()
-             if "shards equal jax.jit" in line]
-    assert result.returncode == 0 and len(lines) == 2, (
-        result.stdout[-3000:] + result.stderr[-3000:])
+    run_in_two_processes(str(EXAMPLE), "shards equal jax.jit", "--stored")
 
 
 # --- Bad IFRT IR ----------------------------------------------------------------
@@ -469,21 +458,11 @@ def test_calls_that_disagree_on_a_mesh():
 def test_two_processes_run_ifrt_ir_whose_calls_span_both():
     # The 1F1B module on 4 meshes of 2 devices: meshes 0 and 1 on process 0
     # (devices 0-3), meshes 2 and 3 on process 1 (devices 4-7).
-    env = dict(os.environ)
-    env.pop("XLA_FLAGS", None)  # the launcher sets the device count
-    result = subprocess.run(
-        [sys.executable, "-m", "mpmd.launch", "-n", "2",
-         "--devices-per-process", "4", "--timeout", "200", __file__],
-        env=env, capture_output=True, text=True, timeout=260)
-    lines = [line for line in result.stdout.splitlines()
-             if "IFRT IR shards equal jax.jit" in line]
-    assert result.returncode == 0 and len(lines) == 2, (
-        result.stdout[-4000:] + result.stderr[-4000:])
+    run_in_two_processes(__file__, "IFRT IR shards equal jax.jit")
 
 
 def _one_process_of_a_job() -> None:
     import mpmd.distributed  # noqa: PLC0415
-    from test_compile_module import addressable_shards_equal  # noqa: PLC0415
 
     mpmd.distributed.initialize(heartbeat_timeout_seconds=10)
     me = jax.process_index()
