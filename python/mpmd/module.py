@@ -67,12 +67,12 @@ def compile_module(text: str, topology: Mapping[str, Mesh] | None = None,
     messages.
 
     `text` may be a jaxlib MLIR module instead (its text is read), and
-    may also be an IFRT IR program (jaxlib's
-    `_sdy_mpmd.lower_to_ifrt`, `as_text("ifrt")`; either printed form):
-    its calls name their devices (logical ids: positions in
-    `jax.devices()`, the device list Shardy's own compile takes by
-    default), so the topology may be left out; given, it must have the same meshes on the same
-    devices (`mpmd-import-ifrt` says how IFRT IR reads as meshes).
+    may be an IFRT IR program (jaxlib's `_sdy_mpmd.lower_to_ifrt`,
+    `as_text("ifrt")`; either printed form): its calls name their devices
+    (logical ids: positions in `jax.devices()`, the device list Shardy's
+    own compile takes by default), so the topology may be left out; given,
+    it must have the same meshes on the same devices (`mpmd-import-ifrt`
+    says how IFRT IR reads as meshes).
 
     Raises `CompilerError` when the compiler cannot read the module or
     build its plan (its diagnostics name the op), `ModuleError` when the
@@ -206,8 +206,6 @@ class ShardyProgram:
         self._constants = constants
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        import jax  # noqa: PLC0415
-
         # Shardy's input tree is the positional arguments' (keywords, where
         # a version keeps them, beside them).
         leaves, tree = jax.tree.flatten(args)

@@ -260,7 +260,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
 
   // The devices of each mesh, where the program names them (IFRT IR does:
   // mpmd-import-ifrt keeps them here).
-  auto meshDevices = entry->getAttrOfType<DictionaryAttr>("mpmd.mesh_devices");
+  auto meshDevices = entry->getAttrOfType<DictionaryAttr>(
+      MpmdDialect::kMeshDevicesAttrName);
   llvm::json::Array meshes;
   for (NamedMeshAttr mesh : topology.getMeshes()) {
     llvm::json::Array axes;

@@ -6,15 +6,17 @@
 // device lists. This pass writes an exported MPMD program in that form, so
 // that what mpmd partitions can run there too.
 //
-// The compiler does not link XLA, so the IFRT dialect is not registered:
-// its ops are built by name (generic form), its types and attributes as
-// opaque ones whose text is what jaxlib's IFRT dialect parses. The layouts
+// The ops are built by name (generic form), the types and attributes as
+// opaque ones whose text is what jaxlib's IFRT dialect parses (and the
+// compiler's own IFRT subset, include/mpmd/Dialect/Ifrt, which reads IFRT
+// IR back for mpmd-import-ifrt, without loading it here). The layouts
 // follow the road Shardy's lowering takes (an sdy sharding, as an XLA iota
 // tile assignment, as an IFRT sharding param), so that both print the same
 // arrays for the same program.
 //
 //===----------------------------------------------------------------------===//
 
+#include "mpmd/Dialect/Ifrt/IR/IfrtDialect.h"
 #include "mpmd/Dialect/Sdy/IR/SdyDialect.h"
 #include "mpmd/Transforms/Common/EntryFunctionPass.h"
 #include "mpmd/Transforms/Export/Passes.h"
@@ -44,9 +46,11 @@ using namespace mlir::mpmd;
 namespace {
 
 constexpr StringLiteral kIfrt = "ifrt";
-constexpr StringLiteral kIfrtFunctionAttr = "ifrt.function";
+constexpr StringLiteral kIfrtFunctionAttr =
+    ifrt::IfrtDialect::kFunctionAttrName;
 constexpr StringLiteral kIfrtDonatedAttr = "ifrt.donated";
-constexpr StringLiteral kIfrtMeshNameAttr = "ifrt.mesh_name";
+constexpr StringLiteral kIfrtMeshNameAttr =
+    ifrt::IfrtDialect::kMeshNameAttrName;
 constexpr StringLiteral kAliasingOutputAttr = "tf.aliasing_output";
 constexpr StringLiteral kBufferDonorAttr = "jax.buffer_donor";
 /// The mesh shape outlining leaves on programs: Shardy's lowering drops it

@@ -12,7 +12,8 @@
 // calls' `ifrt.mesh_name` (or `devices_0_1` without one), its axes those of
 // the `sdy.mesh` the atom programs declare (where none does, as when all
 // its arrays are replicated: the program's own sdy.mesh of that size if it
-// has one, else one axis `devices`). Arrays on devices no call runs on get a mesh of their own.
+// has one, else one axis `devices`). Arrays on devices no call runs on get
+// a mesh of their own.
 //
 // Shardings. A sharding parameter fixes which tile of the array each device
 // of its list holds; the mesh tensor's sharding is the one over the mesh's
@@ -42,6 +43,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_IMPORTIFRTPASS
@@ -55,7 +57,6 @@ namespace {
 
 constexpr StringLiteral kAliasingOutputAttr = "tf.aliasing_output";
 constexpr StringLiteral kBufferDonorAttr = "jax.buffer_donor";
-constexpr StringLiteral kMeshDevicesAttr = "mpmd.mesh_devices";
 constexpr StringLiteral kSupportedOps =
     "ifrt.Call, ifrt.CopyArrays and ifrt.Reshard";
 
@@ -112,6 +113,14 @@ public:
     return *bySet(type.getDevices());
   }
   std::deque<Mesh> &all() { return meshes; }
+  /// A mesh holding one of `devices` (and a device they share), if any.
+  std::optional<std::pair<Mesh *, int64_t>> sharing(ArrayRef<int64_t> devices) {
+    for (Mesh &mesh : meshes)
+      for (int64_t id : devices)
+        if (llvm::is_contained(mesh.devices, id))
+          return std::make_pair(&mesh, id);
+    return std::nullopt;
+  }
 
 private:
   std::deque<Mesh> meshes;
@@ -142,8 +151,8 @@ sdy::MeshAttr atomMesh(func::FuncOp callee) {
     if (!attrs)
       return nullptr;
     for (Attribute dict : attrs)
-      if (auto sharding = cast<DictionaryAttr>(dict).getAs<sdy::TensorShardingAttr>(
-              "sdy.sharding"))
+      if (auto sharding = cast<DictionaryAttr>(dict)
+                              .getAs<sdy::TensorShardingAttr>("sdy.sharding"))
         if (sdy::MeshAttr mesh = lookup(sharding.getMeshName()))
           return mesh;
     return nullptr;
@@ -371,15 +380,14 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
                << "runs on devices " << listText(devices) << " as mesh \""
                << name << "\", which other calls run on devices "
                << listText(named->devices);
-      for (Mesh &other : meshes.all())
-        for (int64_t id : devices)
-          if (llvm::is_contained(other.devices, id))
-            return call.emitOpError()
-                   << "runs on devices " << listText(devices)
-                   << ", which share device " << id << " with mesh \""
-                   << other.name << "\" (devices " << listText(other.devices)
-                   << "); the device lists of an IFRT IR program's calls are "
-                      "equal or disjoint";
+      if (auto shared = meshes.sharing(devices))
+        return call.emitOpError()
+               << "runs on devices " << listText(devices)
+               << ", which share device " << shared->second << " with mesh \""
+               << shared->first->name << "\" (devices "
+               << listText(shared->first->devices)
+               << "); the device lists of an IFRT IR program's calls are "
+                  "equal or disjoint";
       mesh = &meshes.add(name, devices);
     } else if (mesh->name != name) {
       return call.emitOpError()
@@ -412,15 +420,13 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
       return failure();
     if (meshes.byDevices(type.getDevices()) || meshes.bySet(type.getDevices()))
       return success();
-    for (Mesh &mesh : meshes.all())
-      for (int64_t id : type.getDevices())
-        if (llvm::is_contained(mesh.devices, id))
-          return op->emitOpError()
-                 << "not supported yet: an array on devices "
-                 << listText(type.getDevices()) << ", which share device "
-                 << id << " with mesh \"" << mesh.name << "\" (devices "
-                 << listText(mesh.devices)
-                 << "); mpmd places each array on a whole mesh";
+    if (auto shared = meshes.sharing(type.getDevices()))
+      return op->emitOpError()
+             << "not supported yet: an array on devices "
+             << listText(type.getDevices()) << ", which share device "
+             << shared->second << " with mesh \"" << shared->first->name
+             << "\" (devices " << listText(shared->first->devices)
+             << "); mpmd places each array on a whole mesh";
     std::string name = nameOfDevices(type.getDevices());
     if (meshes.byName(name))
       return op->emitOpError() << "has an array on devices "
@@ -468,10 +474,10 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
   // Hoist the atom programs: the nested modules' symbols move to the top
   // level, each module's @main under the module's name.
   OpBuilder builder(ctx);
-  SymbolTable topSymbols(module);
   llvm::StringSet<> taken;
   for (Operation &op : module.getBody()->getOperations())
-    if (auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
       taken.insert(name.getValue());
   auto unique = [&](std::string name) {
     std::string candidate = name;
@@ -594,21 +600,21 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
   };
 
   // The new main, with the topology and the devices of each mesh.
+  auto meshTensors = [&](TypeRange types, StringRef what,
+                         SmallVector<Type> &out) -> LogicalResult {
+    for (auto [index, type] : llvm::enumerate(types)) {
+      FailureOr<Type> converted =
+          meshTensor(type, entry, (what + " " + Twine(index)).str());
+      if (failed(converted))
+        return failure();
+      out.push_back(*converted);
+    }
+    return success();
+  };
   SmallVector<Type> inputs, results;
-  for (auto [index, type] : llvm::enumerate(entry.getArgumentTypes())) {
-    FailureOr<Type> converted =
-        meshTensor(type, entry, ("argument " + Twine(index)).str());
-    if (failed(converted))
-      return failure();
-    inputs.push_back(*converted);
-  }
-  for (auto [index, type] : llvm::enumerate(entry.getResultTypes())) {
-    FailureOr<Type> converted =
-        meshTensor(type, entry, ("result " + Twine(index)).str());
-    if (failed(converted))
-      return failure();
-    results.push_back(*converted);
-  }
+  if (failed(meshTensors(entry.getArgumentTypes(), "argument", inputs)) ||
+      failed(meshTensors(entry.getResultTypes(), "result", results)))
+    return failure();
   builder.setInsertionPoint(entry);
   auto main = func::FuncOp::create(builder, entry.getLoc(), entry.getSymName(),
                                    builder.getFunctionType(inputs, results));
@@ -621,7 +627,8 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
         mesh.name, builder.getDenseI64ArrayAttr(mesh.devices)));
   }
   main->setAttr(MpmdDialect::kTopologyAttrName, TopologyAttr::get(ctx, named));
-  main->setAttr(kMeshDevicesAttr, builder.getDictionaryAttr(devicesOfMeshes));
+  main->setAttr(MpmdDialect::kMeshDevicesAttrName,
+                builder.getDictionaryAttr(devicesOfMeshes));
   auto keptAttrs = [ctx](DictionaryAttr attrs) {
     SmallVector<NamedAttribute> kept;
     if (attrs)
@@ -706,18 +713,21 @@ LogicalResult ImportIfrtPass::run(ModuleOp module) {
       for (Value input : call.getInputs())
         operands.push_back(values.lookup(input));
       Mesh &mesh = *meshes.byDevices(call.getDevices().getIds());
-      for (auto [index, input] : llvm::enumerate(call.getInputs()))
-        if (&meshes.of(cast<ifrt::ArrayType>(input.getType())) != &mesh)
+      for (auto [index, input] : llvm::enumerate(call.getInputs())) {
+        auto array = cast<ifrt::ArrayType>(input.getType());
+        if (&meshes.of(array) != &mesh)
           return call.emitOpError()
                  << "reads input " << index << " on devices "
-                 << listText(cast<ifrt::ArrayType>(input.getType()).getDevices())
+                 << listText(array.getDevices())
                  << "; mpmd runs a call on arrays on all of its devices "
                     "(not supported yet: arrays on some of them)";
+      }
       auto fragment = FragmentCallOp::create(
           builder, call.getLoc(), types, operands, builder.getArrayAttr({}),
           builder.getStringAttr(mesh.name),
           FlatSymbolRefAttr::get(ctx, program.getSymName()));
-      for (auto [from, to] : llvm::zip(call.getOutputs(), fragment.getResults()))
+      for (auto [from, to] :
+           llvm::zip(call.getOutputs(), fragment.getResults()))
         values.map(from, to);
     } else if (isa<ifrt::CopyArraysOp, ifrt::ReshardOp>(op)) {
       auto copy = dyn_cast<ifrt::CopyArraysOp>(op);

@@ -307,8 +307,8 @@ def meshes_of_devices(plan: ExecutionPlan, topology: dict[str, Mesh] | None,
     """The meshes of a plan whose meshes name their devices (IFRT IR: each
     device list of the program is a mesh): a `Mesh` per mesh over the jax
     devices at those positions of `jax.devices()`, row-major over its
-    axes. A `topology` given is
-    checked against them: the same names, axes and devices, in order."""
+    axes. A `topology` given is checked against them: the same names, axes
+    and devices, in order."""
     # The program's device ids are logical: positions in jax.devices().
     by_id = dict(enumerate(jax.devices()))
     meshes: dict[str, Mesh] = {}

@@ -74,9 +74,9 @@ class MeshSpec:
     name: str
     axes: tuple[tuple[str, int], ...]
     device_ids: tuple[int, ...] | None = None
-    # The ids of the jax devices the mesh is made of, row-major over its
-    # axes, where the program names them (IFRT IR); None where the topology
-    # given at compile time decides.
+    # The devices the mesh is made of, row-major over its axes, as logical
+    # ids (positions in jax.devices()) where the program names them (IFRT
+    # IR); None where the topology given at compile time decides.
     devices: tuple[int, ...] | None = None
 
     @property

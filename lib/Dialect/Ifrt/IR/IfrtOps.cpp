@@ -116,24 +116,23 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbols) {
                          << type.getNumResults() << " results, with "
                          << getInputs().size() << " inputs and "
                          << getOutputs().size() << " outputs";
-  for (auto [index, pair] :
-       llvm::enumerate(llvm::zip(type.getInputs(), getInputs())))
-    if (std::get<0>(pair) !=
-        cast<ArrayType>(std::get<1>(pair).getType()).getShape())
-      return emitOpError() << "input " << index << " is an array of "
-                           << cast<ArrayType>(std::get<1>(pair).getType())
-                                  .getShape()
-                           << ", but " << getCalleeAttr() << " takes "
-                           << std::get<0>(pair);
-  for (auto [index, pair] :
-       llvm::enumerate(llvm::zip(type.getResults(), getOutputs())))
-    if (std::get<0>(pair) !=
-        cast<ArrayType>(std::get<1>(pair).getType()).getShape())
-      return emitOpError() << "output " << index << " is an array of "
-                           << cast<ArrayType>(std::get<1>(pair).getType())
-                                  .getShape()
-                           << ", but " << getCalleeAttr() << " returns "
-                           << std::get<0>(pair);
+  // Each array's global tensor is the callee's at its position.
+  auto check = [&](TypeRange expected, ValueRange arrays, StringRef what,
+                   StringRef verb) -> LogicalResult {
+    for (auto [index, pair] : llvm::enumerate(llvm::zip(expected, arrays))) {
+      auto [tensor, array] = pair;
+      RankedTensorType shape = cast<ArrayType>(array.getType()).getShape();
+      if (tensor != shape)
+        return emitOpError() << what << " " << index << " is an array of "
+                             << shape << ", but " << getCalleeAttr() << " "
+                             << verb << " " << tensor;
+    }
+    return success();
+  };
+  if (failed(check(type.getInputs(), getInputs(), "input", "takes")))
+    return failure();
+  if (failed(check(type.getResults(), getOutputs(), "output", "returns")))
+    return failure();
   return success();
 }
 

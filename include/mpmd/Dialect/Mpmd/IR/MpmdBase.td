@@ -35,6 +35,11 @@ def Mpmd_Dialect : Dialect {
     /// constants of its own `mpmd.constant_args`.
     static constexpr ::llvm::StringLiteral kSpecializesAttrName =
         "mpmd.specializes";
+    /// Attribute of the entry function where the program names its meshes'
+    /// devices (IFRT IR, read by mpmd-import-ifrt): mesh name -> the
+    /// logical device ids, row-major over its axes. The plan gives them.
+    static constexpr ::llvm::StringLiteral kMeshDevicesAttrName =
+        "mpmd.mesh_devices";
   private:
     void registerAttributes();
     void registerTypes();
