@@ -133,12 +133,8 @@ def test_fixed_schedules_reach_the_papers_rates(setup):
                                   costs), h2)
 
 
-@pytest.mark.parametrize("setup", [
-    ("1.5B", 24), ("6.2B", 32),
-    pytest.param(("6.2B", 24), marks=pytest.mark.xfail(
-        strict=True, reason="the list scheduler reaches 0.035 here, the "
-        "paper's ZB-2p 0.003: W's fill mid-step gaps on the first stage "
-        "and none are left for its last backwards"))])
+@pytest.mark.parametrize("setup", [("1.5B", 24), ("6.2B", 24), ("6.2B", 32),
+                                   ("14.6B", 48)])
 def test_cost_driven_reaches_zb_2p(setup):
     model, m = setup
     p, costs = TABLE9[model]
