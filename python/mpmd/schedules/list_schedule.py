@@ -42,8 +42,13 @@ close to the paper's heuristic (its section 3.1):
   interleaved) room is left for the forwards still due there of the
   microbatches whose forwards there are not all done: of the oldest
   always (so it never waits for memory: what the microbatches done there
-  hold, their backwards free), and of all the others or of those whose
-  next forward can arrive before the mesh's next B (a variant); on a
+  hold, their backwards free), and, as the variant says, of all the
+  others, of those whose next forward can arrive before the mesh's next
+  B, or of none, the mesh's first stage then running at most as many
+  microbatches ahead of its last as there are stages between them (on
+  a V, mesh r admits 2(p - r) - 1 microbatches before the first returns,
+  the paper's ZB-V warm-up, where room for every return admits only p
+  and idles the first mesh for most of the warm-up); on a
   chain a microbatch holds one stage, nothing is left; before a stage's
   first B (warm-up) a forward runs only if it
   ends before the mesh's next B can arrive (a lower bound from the
@@ -62,7 +67,7 @@ close to the paper's heuristic (its section 3.1):
   largest idle time of any mesh (the paper's rule of not letting the
   largest cumulative bubble grow; without it the middle meshes' Ws space
   the last Bs out and the first mesh, its Ws spent, idles between them),
-  on meshes with several stages always, in one variant.
+  on meshes with several stages always or as on a chain (variants).
 A handful of variants of these rules (the warm-up slack, W before F when
 it fits before the next B, the steady cap, and on meshes with several
 stages the order of ready Bs, the room left and whether Ws are held) are
@@ -74,12 +79,15 @@ microbatch order, no W before its B, within the memory bound
 
 Timings (`bench/zero_bubble.py` prints them; this machine, 2 cores,
 Python 3.11): p = 32, m = 256 on a chain (24,576 ops, 8 variants): 7 to
-12 s; a V of p = 16 and m = 48 (4,608 ops, 32 variants): about 27 s.
+12 s; a V of p = 16 and m = 48 (4,608 ops, 72 variants): about 40 s.
 
 ZB-V from costs (`zero_bubble_v_orders`): this scheduler on the V
 placement with ZB-V's memory, p microbatches (2p stage activations) per
-mesh, 1F1B's. The registry's ZERO_BUBBLE_V keeps its order built for
-unit costs (`mpmd.v_schedules`).
+mesh, 1F1B's. With the Zero Bubble paper's 6.2B costs at p = 16, m = 48
+and its memory model (`weight_memory=0.366`) its bubble rate is 0.0648,
+the paper's ZB-V 0.0697; with W holding all of a stage's activations
+(`weight_memory=1`, the default) 0.0951. The registry's ZERO_BUBBLE_V
+keeps its order built for unit costs (`mpmd.v_schedules`).
 
 Measures (`simulate_orders`): `bubble_fraction`, the idle share of the
 meshes over one step (from time 0 to the last op); and
@@ -129,7 +137,10 @@ class _Variant:
     # On a mesh with several stages, a forward leaves room for the
     # forwards still due there of the microbatches whose forwards there
     # are not all done: "all" of them, or the oldest and those whose next
-    # forward can arrive before the mesh's next B ("arriving").
+    # forward can arrive before the mesh's next B ("arriving"); or
+    # ("span") room for the oldest's alone, a mesh's first stage running
+    # at most as many microbatches ahead of its last stage there as the
+    # stages between them (the V's warm-up: 2(p - r) - 1 on mesh r).
     reserve: str = "all"
     # When neither a B nor an F can run: a W only if it ends before the
     # mesh's next B can arrive (else the mesh waits for that B), so that
@@ -159,11 +170,12 @@ def _variants(pipeline_: Pipeline) -> list[_Variant]:
                          hold_weights=True, balance=True, greedy_first=True)
                 for capped, slack, weight_first in itertools.product(
                     (True, False), (0.0, 1.0), (False, True))]
-    # Balancing the bubbles gained nothing on the V (ZB-V's 6.2B setup).
-    return [_Variant(0.0, weight_first, capped, deepest, reserve, hold)
-            for capped, weight_first, deepest, reserve, hold in
+    return [_Variant(0.0, weight_first, capped, deepest, reserve, hold,
+                     balance)
+            for capped, weight_first, deepest, reserve, (hold, balance) in
             itertools.product((True, False), (False, True), (False, True),
-                              ("all", "arriving"), (False, True))]
+                              ("all", "arriving", "span"),
+                              ((False, False), (True, False), (True, True)))]
 
 
 def _list_schedule(pipeline_: Pipeline, cost: OpCost, move: float,
@@ -232,6 +244,14 @@ def _list_schedule(pipeline_: Pipeline, cost: OpCost, move: float,
         kept = kept_on[r]
         if len(kept) == 1:
             return True
+        if variant.reserve == "span":
+            if s == kept[0] and \
+                    n_f[s] + 1 - n_f[kept[-1]] > kept[-1] - kept[0]:
+                return False
+            oldest = n_f[kept[-1]]
+            due = sum(1 for x in kept if n_f[x] <= oldest) - (
+                n_f[s] == oldest)
+            return held[r] + 1.0 + due <= bound + eps
         if n_f[s] == n_f[kept[-1]] < n_f[kept[0]]:
             return True  # the oldest's: room was left for it
         after = [n_f[x] + (x == s) for x in kept]
