@@ -315,3 +315,26 @@ def test_v_schedules_train_like_jax_jit(schedule, generate):
             op for op in expected[r] if op.kind != "W"}
     # Weight gradients were split off on the meshes inside the V.
     assert any(op.kind == "W" for op in realized["m2"])
+
+
+def test_zero_bubble_v_built_from_costs_trains_like_jax_jit():
+    from mpmd.runtime.simulate import Costs
+    from mpmd.schedules.from_costs import CostDrivenSchedule
+
+    costs = Costs(forward=1.0, backward=1.1, weight_gradient=0.6,
+                  transfer=0.1)
+    schedule = registry.zero_bubble_v_schedule(costs=costs,
+                                               weight_memory=0.4)
+    assert isinstance(schedule, CostDrivenSchedule)
+    assert schedule.in_flight(4) == 4 and schedule.weight_memory == 0.4
+    meshes, m = ["m1", "m2"], 4
+    realized = _train_v(schedule, meshes, m)
+    # Every microbatch's forwards of both chunks ran on both meshes.
+    for mesh in meshes:
+        assert {(op.chunk, op.microbatch) for op in realized[mesh]
+                if op.kind == "F"} == {(c, i) for c in (0, 1)
+                                       for i in range(m)}
+    with pytest.raises(ScheduleError, match="transfer time from `costs`"):
+        registry.zero_bubble_v_schedule(costs=costs, transfer=0.5)
+    with pytest.raises(ScheduleError, match="give costs too"):
+        registry.zero_bubble_v_schedule(weight_memory=0.5)

@@ -44,6 +44,7 @@ from typing import Callable, Mapping
 from mpmd.schedules import rules as pipeline
 from mpmd.schedules import v as v_schedules
 from mpmd.errors import MpmdError
+from mpmd.schedules.core import ScheduleError
 
 __all__ = [
     "PIPELINE_SCHEDULES", "UnknownScheduleError",
@@ -260,12 +261,37 @@ def _zero_bubble_h2(fraction: float) -> pipeline.PipelineSchedule:
 
 
 def zero_bubble_v_schedule(*, transfer: float = 0.0,
-                           max_in_flight: int | None = None
+                           max_in_flight: int | None = None,
+                           costs=None, weight_memory: float = 1.0
                            ) -> pipeline.PipelineSchedule:
     """ZB-V (see `mpmd.v_schedules`), its order built for a transfer time
     of `transfer` (in units of one forward of a stage) and at most
     `max_in_flight` microbatches in flight per mesh (default: the number of
-    meshes, 1F1B's activation memory). More in flight hides more latency."""
+    meshes, 1F1B's activation memory). More in flight hides more latency.
+
+    With `costs` (a `mpmd.runtime.simulate.Costs`, its transfer time
+    included, or a cost per plan step as `cost_driven` takes), the order
+    is built for them by the list scheduler instead
+    (`mpmd.schedules.cost_driven` on the assignment's V, with
+    `max_in_flight` microbatches per mesh, default p, and
+    `weight_memory`, the share of a stage's activations kept between its
+    B and its W): the unit-cost order loses to it when F, B and W differ
+    (the Zero Bubble paper's 6.2B costs, p = 16: 0.155 against 0.065)."""
+    if costs is not None:
+        from mpmd.schedules.from_costs import cost_driven  # noqa: PLC0415
+
+        if transfer:
+            raise ScheduleError(
+                "zero_bubble_v_schedule takes the transfer time from "
+                "`costs` when they are given; leave `transfer` out")
+        return cost_driven(costs, in_flight=(
+            max_in_flight if max_in_flight is not None else _meshes),
+            weight_memory=weight_memory)
+    if weight_memory != 1.0:
+        raise ScheduleError(
+            "zero_bubble_v_schedule's weight_memory applies to orders "
+            "built from `costs`; give costs too")
+
     def rules(fragment_infos, context):
         return v_schedules.zero_bubble_v_schedule_rules(
             fragment_infos, context, transfer=transfer,
@@ -275,6 +301,11 @@ def zero_bubble_v_schedule(*, transfer: float = 0.0,
         schedule_merge_rule_builders=[rules],
         required_mpmd_options=types.MappingProxyType(
             {"mpmd_split_bwd_fragments": True}))
+
+
+def _meshes(num_meshes: int) -> int:
+    """ZB-V's default memory bound: p microbatches per mesh."""
+    return num_meshes
 
 
 def dualpipe_v_schedule() -> pipeline.PipelineSchedule:
