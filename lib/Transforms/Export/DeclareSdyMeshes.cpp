@@ -83,6 +83,15 @@ struct DeclareSdyMeshesPass
         sdy::MeshOp::create(builder, module.getLoc(), symbol,
                             sdy::MeshAttr::get(ctx, mesh.getAxes(), {}));
 
+    // When every sharding names the placeholder already and no declaration
+    // can become unused, nothing is renamed or erased (the common case:
+    // meshes of one shape and a front end that declares none).
+    bool renames =
+        !declared.empty() ||
+        llvm::any_of(symbolOf, [](const llvm::StringMapEntry<std::string> &e) {
+          return e.getValue() != kPlaceholder;
+        });
+
     // Entry functions: each mesh tensor's sharding names its mesh's symbol.
     AttrTypeReplacer types;
     types.addReplacement([&](MeshTensorType type) -> std::optional<Type> {
@@ -99,7 +108,7 @@ struct DeclareSdyMeshesPass
               sharding.getUnreducedAxes()),
           type.getMemoryKind());
     });
-    for (func::FuncOp entry : entries)
+    for (func::FuncOp entry : renames ? entries : ArrayRef<func::FuncOp>())
       types.recursivelyReplaceElementsIn(entry, /*replaceAttrs=*/true,
                                          /*replaceLocs=*/false,
                                          /*replaceTypes=*/true);
@@ -114,8 +123,11 @@ struct DeclareSdyMeshesPass
         return function.emitError()
                << "runs on mesh \"" << mesh.getValue()
                << "\", which is not in the topology";
-      renameMeshSymbols(function, meshSymbols, symbol->second);
+      if (renames)
+        renameMeshSymbols(function, meshSymbols, symbol->second);
     }
+    if (declared.empty())
+      return success();
 
     // Declarations nothing names any more (the front end's, say) go.
     // (MLIR's symbol uses do not look inside types, so walk them here.)
