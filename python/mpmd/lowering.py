@@ -3,6 +3,7 @@ become on their way into the compiler, and the compiler's results back.
 
     text, plan = partition(config, Partitioner(jax_text), inputs, outputs,
                            input_kinds, output_kinds)
+    print(module_text(text))   # the module is printed when asked
 
 `partition` runs import, optimize, sharding and export with the config's
 options (tables, comparators and merge predicates are evaluated when the
@@ -81,11 +82,12 @@ def memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
 def partition(config: MpmdConfig, partitioner: Partitioner,
               inputs: dict[int, str], outputs: dict[int, str],
               input_kinds: dict[int, str], output_kinds: dict[int, str]
-              ) -> tuple[str, str]:
+              ) -> tuple[Callable[[], str], str]:
     """Runs import, optimize, sharding and export with the config's options;
-    returns the exported module and its plan. Tables, comparators and merge
-    predicates are evaluated when the compiler calls back with the
-    program's fragments."""
+    returns the exported module's text, as a function that prints it when
+    first called (the runtime needs only the plan), and its plan. Tables,
+    comparators and merge predicates are evaluated when the compiler calls
+    back with the program's fragments."""
     opts = config.partitioning_options
     if opts.offload_activations:
         # Before partitioning: a backend without host memory cannot run
@@ -157,13 +159,19 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
             return found
     # The explicit values here; the switches (fields with compiler
     # metadata) as the compiler's option text, named nowhere on this road.
-    return partitioner.partition(
+    _, plan = partitioner.partition(
         ImportOptions(config.assignment, inputs, outputs, input_kinds,
                       output_kinds),
         OptimizeOptions(kind, order=order, merge_rules=merge_pairs(rules, []),
                         merge_predicate=merge_predicate,
                         offload_activations=opts.offload_activations),
-        compiler_options(opts))
+        compiler_options(opts), print_module=False)
+    return partitioner.module_text, plan
+
+
+def module_text(text: str | Callable[[], str]) -> str:
+    """`text`, or what it prints (`partition`'s module)."""
+    return text if isinstance(text, str) else text()
 
 
 def _program_order(fragments: list[dict[str, Any]]) -> dict[str, list[str]]:

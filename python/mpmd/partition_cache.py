@@ -113,13 +113,15 @@ def _warning_class(name: str) -> type[Warning]:
 
 
 def partition_cached(config: Any, text: str, placements: tuple,
-                     partition: Callable[[], tuple[str, str]]
-                     ) -> tuple[str, str, bool]:
+                     partition: Callable[[], tuple[Any, str]]
+                     ) -> tuple[Any, str, bool]:
     """`partition()`'s (module, plan), from the cache when an earlier
     process (or call) wrote it for the same `text`, `config` and
     `placements` (input and output meshes and memory kinds). Returns them
-    with whether they came from the cache. Warnings of the partitioner
-    are given (again) either way."""
+    with whether they came from the cache. The module is its text, or a
+    function that prints it (`mpmd.lowering.partition`'s), called here
+    only to write the cache. Warnings of the partitioner are given (again)
+    either way."""
     directory = cache_directory()
     key = _key(config, text, placements) if directory else None
     if key is None:
@@ -142,6 +144,8 @@ def partition_cached(config: Any, text: str, placements: tuple,
     for record in caught:
         warnings.warn_explicit(record.message, record.category,
                                record.filename, record.lineno)
+    if not isinstance(module, str):
+        module = module()
     _write(directory, path, {
         "module": module, "plan": plan,
         "warnings": [[record.category.__name__, str(record.message)]

@@ -88,12 +88,15 @@ def _require_devices(topology: dict[str, Any], what: str) -> None:
 class Lowered:
     """A function lowered to an MPMD program (not compiled yet)."""
 
-    def __init__(self, config: MpmdConfig, mpmd_text: str,
+    def __init__(self, config: MpmdConfig, mpmd_text: str | Callable[[], str],
                  plan: ExecutionPlan, in_tree: Any, out_tree: Any,
                  jax_text: str, static_argnums: frozenset[int] = frozenset(),
                  jax_module: Any = None):
         self.config = config
         self.plan = plan
+        # The module's text, or a function printing it when first asked
+        # (`mpmd.lowering.partition`'s): nothing on the way to running it
+        # needs the text.
         self._mpmd_text = mpmd_text
         self._jax_text = jax_text
         self._jax_module = jax_module
@@ -128,6 +131,11 @@ class Lowered:
         self.program_paths: tuple[list[str], list[str]] | None = None
         self.stacks: dict[str, Any] = {}
 
+    def _module_text(self) -> str:
+        if not isinstance(self._mpmd_text, str):
+            self._mpmd_text = self._mpmd_text()
+        return self._mpmd_text
+
     def as_text(self, dialect: str | None = None) -> str:
         """The program as text. `None` or "mpmd": the exported MPMD program
         (main function plus one function per distinct SPMD program);
@@ -138,12 +146,12 @@ class Lowered:
         them; the IFRT ops in generic form)."""
         kind = _dialect(dialect)
         if kind == "mpmd":
-            return self._mpmd_text
+            return self._module_text()
         if kind == "ifrt":
             if self._ifrt_text is None:
                 from mpmd.compiler import lower_to_ifrt  # noqa: PLC0415
 
-                self._ifrt_text = lower_to_ifrt(self._mpmd_text)
+                self._ifrt_text = lower_to_ifrt(self._module_text())
             return self._ifrt_text
         return self._jax_text
 
@@ -179,7 +187,7 @@ class Lowered:
         context = jax_mlir.make_ir_context()
         context.allow_unregistered_dialects = True
         with context:
-            return ir.Module.parse(parse(self._mpmd_text, generic=True))
+            return ir.Module.parse(parse(self._module_text(), generic=True))
 
     def cost_analysis(self) -> dict[str, float]:
         """XLA's estimate (before compiling) of one call: each program's
@@ -331,8 +339,11 @@ class Lowered:
         start = time.perf_counter()
         topology = dict(self.config.topology)
         _require_devices(topology, "compile")
+        # Processes agree on the plan's JSON where lowering kept it (it
+        # holds every program and step), without printing the module.
         executable = PlanExecutable.compile(
-            self.plan, topology, self._mpmd_text,
+            self.plan, topology, self.plan_json if self.plan_json is not None
+            else self._module_text(),
             f"function {self.function_name!r}", io=self.io,
             describe=arguments.describe_argument(self.argument_paths), error=InputError)
         compiled = Compiled(self, executable)

@@ -630,7 +630,7 @@ public:
                       const std::vector<std::pair<std::string, unsigned>>
                           &fixedEntries,
                       int64_t memoryLimit, bool gpipe) {
-    if (!module)
+    if (!module || partitioned)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
     mlir::mpmd::CostTable table =
@@ -701,8 +701,9 @@ public:
                       std::optional<nb::callable> mergePredicate,
                       bool offloadActivations,
                       const std::vector<std::string> &offloadNames,
-                      const std::vector<std::string> &options) {
-    if (!module)
+                      const std::vector<std::string> &options,
+                      bool printText) {
+    if (!module || partitioned)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
     // The simple options (switches) from their text, then the values that
@@ -786,15 +787,45 @@ public:
         out.diagnostics = std::move(sink);
         sink.clear();
         if (ok)
-          out.text = printModule(*module, /*generic=*/false);
+          out.text = printText ? printModule(*module, /*generic=*/false)
+                               : std::string();
       });
-      module = nullptr;
-      session.reset();
+      // The module stays for module_text() when it was not printed.
+      partitioned = outcome.text.has_value() && !printText;
+      if (!partitioned) {
+        module = nullptr;
+        session.reset();
+      }
     }
     if (pending.error)
       throw nb::python_error(std::move(*pending.error));
     outcome = raiseOnFailure(categories, std::move(outcome));
+    if (!printText)
+      return nb::make_tuple(nb::none(), outcome.plan);
     return nb::make_tuple(*outcome.text, outcome.plan);
+  }
+
+  /// The partitioned module, printed (once) after a partition that did
+  /// not print it; the module is freed then.
+  std::string moduleText() {
+    if (!printedText) {
+      if (!partitioned)
+        throw nb::value_error("module_text() follows a partition(..., "
+                              "print_module=False) of this Partitioner");
+      CompileOutcome outcome;
+      {
+        nb::gil_scoped_release release;
+        outcome = runGuarded(text, [&](CompileOutcome &out,
+                                       CompilerPosition &, std::string &) {
+          out.text = printModule(*module, /*generic=*/false);
+        });
+        module = nullptr;
+        session.reset();
+        partitioned = false;
+      }
+      printedText = *raiseOnFailure(categories, std::move(outcome)).text;
+    }
+    return *printedText;
   }
 
 private:
@@ -804,6 +835,10 @@ private:
   // Destroyed in reverse: the module before its context.
   std::unique_ptr<CompilerSession> session;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  // After partition(..., print_module=False): the module is kept, and
+  // printed on the first module_text().
+  bool partitioned = false;
+  std::optional<std::string> printedText;
   std::vector<std::string> computations;
   std::vector<std::string> tensors;
 };
@@ -956,6 +991,7 @@ NB_MODULE(_mpmd_compiler, m) {
            nb::arg("offload_activations") = false,
            nb::arg("offload_names") = std::vector<std::string>(),
            nb::arg("options") = std::vector<std::string>(),
+           nb::arg("print_module") = true,
            "Partitions the module (once) with the mpmd-partition pipeline. "
            "`assignment` is [(name, mesh, stage or None)], the io "
            "assignments [(index, mesh, memory kind or '')]. "
@@ -969,5 +1005,9 @@ NB_MODULE(_mpmd_compiler, m) {
            "options of mpmd-partition as 'NAME=VALUE' text "
            "(['infer-transfers=true', 'remat=false', ...]); a malformed one "
            "is a ValueError. Returns (printed MPMD module, execution plan "
-           "as JSON text).");
+           "as JSON text); with print_module=False (None, plan), and "
+           "module_text() prints the module when asked.")
+      .def("module_text", &Partitioner::moduleText,
+           "The partitioned module, printed on the first call after "
+           "partition(..., print_module=False).");
 }

@@ -91,6 +91,43 @@ def test_the_text_reaches_the_compiler():
     assert "mpmd.transfer" in module and '"version": 1' in plan
 
 
+def test_the_module_is_printed_when_asked():
+    printed, plan = Partitioner(CROSS_MESH).partition(
+        ASSIGNMENT, OptimizeOptions(), ["infer-transfers=true"])
+    partitioner = Partitioner(CROSS_MESH)
+    with pytest.raises(ValueError, match="follows a partition"):
+        partitioner.module_text()
+    none, lazy_plan = partitioner.partition(
+        ASSIGNMENT, OptimizeOptions(), ["infer-transfers=true"],
+        print_module=False)
+    assert none is None and lazy_plan == plan
+    # The kept module is partitioned once and read nowhere else.
+    with pytest.raises(ValueError, match="already partitioned"):
+        partitioner.partition(ASSIGNMENT, OptimizeOptions(),
+                              ["infer-transfers=true"], print_module=False)
+    with pytest.raises(ValueError, match="already partitioned"):
+        partitioner.auto_assign(stages=2, fixed=[])
+    assert partitioner.module_text() == printed
+    assert partitioner.module_text() == printed  # printed once, kept
+
+
+def test_lowering_prints_the_module_on_first_use():
+    from mpmd.lowering import module_text, partition
+
+    import jax
+
+    mesh = jax.sharding.AbstractMesh((1,), ("x",))
+    config = mpmd.make_config(
+        {"m1": mesh, "m2": mesh},
+        {"layer1": ("m1", 0), "layer2": ("m2", 1)},
+        partitioning_options={"infer_transfers": True})
+    text, plan = partition(config, Partitioner(CROSS_MESH), {}, {}, {}, {})
+    assert callable(text)
+    printed = module_text(text)
+    assert "mpmd.transfer" in printed and module_text(printed) is printed
+    assert '"version": 1' in plan
+
+
 @pytest.mark.parametrize("entry, message", [
     ("no-such-option=true", "no such option no-such-option"),
     ("schedule=1f1b", "partition option 'schedule' is an argument of its "

@@ -1,7 +1,7 @@
 """Agreement between the processes of a job, through JAX's coordination
 service.
 
-    fingerprint = plan_fingerprint(module_text, topology)
+    fingerprint = plan_fingerprint(plan_json, topology)
     agree_on_plan(fingerprint, "function 'train_step'")   # same plan on all
     barrier("trace")                                       # all get here
     texts = all_gather_text("trace", json.dumps(mine))     # one per process
@@ -36,10 +36,11 @@ AGREE_TIMEOUT_S = 300.0
 _barriers = itertools.count()
 
 
-def plan_fingerprint(module_text: str, meshes: dict[str, Mesh]) -> str:
+def plan_fingerprint(text: str, meshes: dict[str, Mesh]) -> str:
     """What every process must have compiled the same: the partitioned
-    module (programs, steps) and the devices of each mesh."""
-    digest = hashlib.sha256(module_text.encode())
+    program (`text`: its plan's JSON or its module's text, programs and
+    steps) and the devices of each mesh."""
+    digest = hashlib.sha256(text.encode())
     for name in sorted(meshes):
         mesh = meshes[name]
         digest.update(f"{name}:{mesh.axis_names}:{mesh.devices.shape}:"

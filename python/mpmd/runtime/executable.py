@@ -1,6 +1,6 @@
 """A compiled plan ready to call: the layer under every front door.
 
-    executable = PlanExecutable.compile(plan, meshes, module_text,
+    executable = PlanExecutable.compile(plan, meshes, plan_json,
                                         what="function 'step'")
     results = executable(leaves)              # the arguments, flat
     placed = executable.place(leaves)         # checked, on their meshes
@@ -212,13 +212,14 @@ class PlanExecutable:
 
     @classmethod
     def compile(cls, plan: ExecutionPlan, meshes: dict[str, Mesh],
-                module_text: str, what: str, **kwargs: Any
+                text: str, what: str, **kwargs: Any
                 ) -> "PlanExecutable":
-        """Every process of a job agrees on the plan (`module_text` and
-        the meshes, else `ProcessError` naming `what`: they would wait for
+        """Every process of a job agrees on the plan (`text`, what
+        identifies it: the plan's JSON or the module's text, and the
+        meshes, else `ProcessError` naming `what`: they would wait for
         each other's transfers forever), then compiles its programs."""
         coordination.agree_on_plan(
-            coordination.plan_fingerprint(module_text, meshes), what)
+            coordination.plan_fingerprint(text, meshes), what)
         return cls(plan, PlanExecutor.compile(plan, meshes), **kwargs)
 
     # --- arguments ---------------------------------------------------------
