@@ -18,7 +18,7 @@ from mpmd.stack_split import StackSplit, as_stack_split
 
 __all__ = ["ConfigError", "FunctionIOMeshAssignment", "MpmdConfig",
            "PartitioningOptions", "SHARDY_OPTIONS", "AssignmentError",
-           "is_abstract", "make_config", "mesh_names",
+           "is_abstract", "make_config", "mesh_names", "require_devices",
            "validate_and_merge_partitioning_options"]
 
 # Mesh names are spelled inside the topology attribute and the programs'
@@ -123,6 +123,18 @@ def is_abstract(mesh: Any) -> bool:
     import jax  # noqa: PLC0415
 
     return isinstance(mesh, jax.sharding.AbstractMesh)
+
+
+def require_devices(topology: Mapping[str, Any], what: str) -> None:
+    """Compiling needs devices: a topology of abstract meshes lowers only."""
+    abstract = [name for name, mesh in topology.items() if is_abstract(mesh)]
+    if abstract:
+        raise ConfigError(
+            f"cannot {what}: the topology's meshes {abstract} are "
+            "jax.sharding.AbstractMesh, which have no devices. An abstract "
+            "topology lowers (as_text, function_named_shardings, the plan); "
+            "give jax.sharding.Mesh(devices, axis_names) of the same shapes "
+            "to compile and run")
 
 
 def make_config(topology: Mapping[str, Any],

@@ -29,7 +29,7 @@ import jax
 
 from mpmd import arguments, auto_assign, lowering, program_io
 from mpmd.config import (ConfigError, FunctionIOMeshAssignment, MpmdConfig,
-                         is_abstract)
+                         require_devices)
 from mpmd.errors import MpmdError
 from mpmd.runtime.executable import (InputError, PlanExecutable,
                                      estimated_cost, groups, stacked_array)
@@ -71,18 +71,6 @@ def _dialect(dialect: str | None) -> str:
                     "is available as 'mpmd' (the partitioned program), "
                     "'stablehlo' (what JAX lowered) or 'ifrt' (the "
                     "partitioned program as IFRT IR)")
-
-
-def _require_devices(topology: dict[str, Any], what: str) -> None:
-    """Compiling needs devices: a topology of abstract meshes lowers only."""
-    abstract = [name for name, mesh in topology.items() if is_abstract(mesh)]
-    if abstract:
-        raise ConfigError(
-            f"cannot {what}: the topology's meshes {abstract} are "
-            "jax.sharding.AbstractMesh, which have no devices. An abstract "
-            "topology lowers (as_text, function_named_shardings, the plan); "
-            "give jax.sharding.Mesh(devices, axis_names) of the same shapes "
-            "to compile and run")
 
 
 class Lowered:
@@ -194,7 +182,7 @@ class Lowered:
         cost analysis times the number of times the plan calls it, summed
         (`flops`, `bytes accessed`, ...)."""
         topology = dict(self.config.topology)
-        _require_devices(topology, "estimate costs")
+        require_devices(topology, "estimate costs")
         return estimated_cost(self.plan, topology)
 
     @property
@@ -338,7 +326,7 @@ class Lowered:
     def compile(self) -> "Compiled":
         start = time.perf_counter()
         topology = dict(self.config.topology)
-        _require_devices(topology, "compile")
+        require_devices(topology, "compile")
         # Processes agree on the plan's JSON where lowering kept it (it
         # holds every program and step), without printing the module.
         executable = PlanExecutable.compile(
