@@ -120,8 +120,7 @@ class Lowered:
         self.stacks: dict[str, Any] = {}
 
     def _module_text(self) -> str:
-        if not isinstance(self._mpmd_text, str):
-            self._mpmd_text = self._mpmd_text()
+        self._mpmd_text = lowering.module_text(self._mpmd_text)
         return self._mpmd_text
 
     def as_text(self, dialect: str | None = None) -> str:

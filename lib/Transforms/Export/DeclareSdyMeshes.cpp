@@ -108,10 +108,11 @@ struct DeclareSdyMeshesPass
               sharding.getUnreducedAxes()),
           type.getMemoryKind());
     });
-    for (func::FuncOp entry : renames ? entries : ArrayRef<func::FuncOp>())
-      types.recursivelyReplaceElementsIn(entry, /*replaceAttrs=*/true,
-                                         /*replaceLocs=*/false,
-                                         /*replaceTypes=*/true);
+    if (renames)
+      for (func::FuncOp entry : entries)
+        types.recursivelyReplaceElementsIn(entry, /*replaceAttrs=*/true,
+                                           /*replaceLocs=*/false,
+                                           /*replaceTypes=*/true);
 
     // Programs: every sharding inside names the program's mesh.
     for (auto function : module.getOps<func::FuncOp>()) {

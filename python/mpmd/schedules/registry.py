@@ -45,6 +45,7 @@ from mpmd.schedules import rules as pipeline
 from mpmd.schedules import v as v_schedules
 from mpmd.errors import MpmdError
 from mpmd.schedules.core import ScheduleError
+from mpmd.schedules.from_costs import cost_driven
 
 __all__ = [
     "PIPELINE_SCHEDULES", "UnknownScheduleError",
@@ -278,8 +279,6 @@ def zero_bubble_v_schedule(*, transfer: float = 0.0,
     B and its W): the unit-cost order loses to it when F, B and W differ
     (the Zero Bubble paper's 6.2B costs, p = 16: 0.155 against 0.065)."""
     if costs is not None:
-        from mpmd.schedules.from_costs import cost_driven  # noqa: PLC0415
-
         if transfer:
             raise ScheduleError(
                 "zero_bubble_v_schedule takes the transfer time from "
