@@ -169,10 +169,8 @@ std::string printModule(mlir::ModuleOp module, bool generic) {
   mlir::OpPrintingFlags flags;
   if (generic)
     flags.printGenericOpForm();
-  std::string printed;
-  llvm::raw_string_ostream os(printed);
-  module->print(os, flags);
-  return printed;
+  return mlir::mpmd::printBuffered(
+      [&](llvm::raw_ostream &os) { module->print(os, flags); });
 }
 
 /// Turns the pass pipeline parser's report ("<buffer>:1:COL: error: MSG" and

@@ -60,6 +60,16 @@ std::string mlir::mpmd::formatMeshList(ArrayRef<StringRef> meshes) {
   return text;
 }
 
+std::string mlir::mpmd::printBuffered(
+    llvm::function_ref<void(llvm::raw_ostream &)> print) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os.SetBufferSize(1 << 16);
+  print(os);
+  os.flush();
+  return text;
+}
+
 LogicalResult
 mlir::mpmd::checkMeshExists(TopologyAttr topology, StringRef mesh,
                             function_ref<InFlightDiagnostic()> emitError,

@@ -235,12 +235,10 @@ std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
     sdy::MeshOp::create(builder, callee.getLoc(), kMeshSymbol,
                         sdy::MeshAttr::get(ctx, mesh.getAxes(), {}));
   }
-  std::string text;
-  llvm::raw_string_ostream os(text);
   OpPrintingFlags flags;
   flags.printGenericOpForm();
-  module->print(os, flags);
-  return text;
+  return printBuffered(
+      [&](llvm::raw_ostream &os) { module->print(os, flags); });
 }
 
 } // namespace
@@ -451,10 +449,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
                           {"outputs", std::move(outputs)},
                           {"programs", std::move(programs)},
                           {"steps", std::move(steps)}};
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plan)));
-  return text;
+  llvm::json::Value value(std::move(plan));
+  return printBuffered(
+      [&](llvm::raw_ostream &os) { os << llvm::formatv("{0:2}", value); });
 }
 
 namespace {

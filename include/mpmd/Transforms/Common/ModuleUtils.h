@@ -103,6 +103,12 @@ GreedyRewriteConfig canonicalizeWithoutRegionSimplify();
 /// `"m1", "m2"` for diagnostics.
 std::string formatMeshList(ArrayRef<StringRef> meshes);
 
+/// What `print` writes, as a string, through a buffer: a plain
+/// llvm::raw_string_ostream is unbuffered and appends each piece to the
+/// string on its own, which makes printing a module or a large JSON
+/// document (escaped character by character) several times slower.
+std::string printBuffered(llvm::function_ref<void(llvm::raw_ostream &)> print);
+
 } // namespace mlir::mpmd
 
 #endif // MPMD_TRANSFORMS_COMMON_MODULEUTILS_H
