@@ -33,6 +33,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
+
 namespace mlir::mpmd {
 #define GEN_PASS_DEF_PRINTEXECUTIONPLANPASS
 #include "mpmd/Transforms/Export/Passes.h.inc"
@@ -71,74 +73,98 @@ std::string printToString(Attribute attr) {
   return text;
 }
 
+// The plan is written as it is walked (llvm::json::OStream), not built as a
+// llvm::json::Value first: the tree's allocations cost as much as the
+// writing. Every object's keys are written in sorted order, the order
+// llvm::json prints an Object in (and earlier plans had).
+
 /// The axes of each dimension, major to minor: `[["data"], []]`.
-llvm::json::Array describeSharding(sdy::TensorShardingAttr sharding) {
-  llvm::json::Array dims;
-  for (int64_t dim = 0; dim < sharding.getRank(); ++dim) {
-    llvm::json::Array axes;
-    for (StringRef axis : sharding.getShardingAxes(dim))
-      axes.push_back(axis);
-    dims.push_back(std::move(axes));
-  }
-  return dims;
+void writeSharding(llvm::json::OStream &j, sdy::TensorShardingAttr sharding) {
+  j.array([&] {
+    for (int64_t dim = 0; dim < sharding.getRank(); ++dim)
+      j.array([&] {
+        for (StringRef axis : sharding.getShardingAxes(dim))
+          j.value(axis);
+      });
+  });
 }
 
-llvm::json::Object describeTensor(MeshTensorType type) {
+void writeInts(llvm::json::OStream &j, ArrayRef<int64_t> values) {
+  j.array([&] {
+    for (int64_t value : values)
+      j.value(value);
+  });
+}
+
+/// A tensor's mesh, shape, dtype, sharding and memory kind; with the value
+/// it is, for an output.
+void writeTensor(llvm::json::OStream &j, MeshTensorType type,
+                 std::optional<int64_t> value = std::nullopt) {
   RankedTensorType global = type.getGlobalTensorType();
-  llvm::json::Array shape;
-  for (int64_t dim : global.getShape())
-    shape.push_back(dim);
-  llvm::json::Object object{
-      {"mesh", type.getMeshName()},
-      {"shape", std::move(shape)},
-      {"dtype", printToString(global.getElementType())},
-  };
-  if (sdy::TensorShardingAttr sharding = type.getSharding())
-    object["sharding"] = describeSharding(sharding);
-  if (StringAttr kind = type.getMemoryKind())
-    object["memory_kind"] = kind.getValue();
-  return object;
+  j.object([&] {
+    j.attribute("dtype", printToString(global.getElementType()));
+    if (StringAttr kind = type.getMemoryKind())
+      j.attribute("memory_kind", kind.getValue());
+    j.attribute("mesh", type.getMeshName());
+    j.attributeBegin("shape");
+    writeInts(j, global.getShape());
+    j.attributeEnd();
+    if (sdy::TensorShardingAttr sharding = type.getSharding()) {
+      j.attributeBegin("sharding");
+      writeSharding(j, sharding);
+      j.attributeEnd();
+    }
+    if (value)
+      j.attribute("value", *value);
+  });
 }
 
-/// A constant argument: `{"dtype": "ui32", "shape": [], "data": [3]}`.
-FailureOr<llvm::json::Object> describeConstant(DenseElementsAttr value) {
+/// Whether the runtime can take `value` as a constant argument (integer or
+/// floating-point elements).
+bool isWritableConstant(DenseElementsAttr value) {
+  return isa<IntegerType, FloatType>(value.getElementType());
+}
+
+/// A constant argument: `{"data": [3], "dtype": "ui32", "shape": []}`.
+void writeConstant(llvm::json::OStream &j, DenseElementsAttr value) {
   auto type = cast<RankedTensorType>(value.getType());
-  llvm::json::Array shape, data;
-  for (int64_t dim : type.getShape())
-    shape.push_back(dim);
   Type element = type.getElementType();
-  if (auto integer = dyn_cast<IntegerType>(element)) {
-    for (APInt v : value.getValues<APInt>())
-      data.push_back(integer.isUnsigned() || integer.getWidth() == 1
-                         ? static_cast<int64_t>(v.getZExtValue())
-                         : v.getSExtValue());
-  } else if (isa<FloatType>(element)) {
-    for (APFloat v : value.getValues<APFloat>())
-      data.push_back(v.convertToDouble());
-  } else {
-    return failure();
-  }
-  return llvm::json::Object{{"dtype", printToString(element)},
-                            {"shape", std::move(shape)},
-                            {"data", std::move(data)}};
+  j.object([&] {
+    j.attributeArray("data", [&] {
+      if (auto integer = dyn_cast<IntegerType>(element)) {
+        for (APInt v : value.getValues<APInt>())
+          j.value(integer.isUnsigned() || integer.getWidth() == 1
+                      ? static_cast<int64_t>(v.getZExtValue())
+                      : v.getSExtValue());
+      } else {
+        for (APFloat v : value.getValues<APFloat>())
+          j.value(v.convertToDouble());
+      }
+    });
+    j.attribute("dtype", printToString(element));
+    j.attributeBegin("shape");
+    writeInts(j, type.getShape());
+    j.attributeEnd();
+  });
 }
 
 /// Per argument (or result) of `callee`, its sharding or null (replicated).
-llvm::json::Array describeShardings(func::FuncOp callee, bool results) {
-  llvm::json::Array shardings;
+void writeShardings(llvm::json::OStream &j, func::FuncOp callee,
+                    bool results) {
   unsigned count = results ? callee.getNumResults() : callee.getNumArguments();
-  for (unsigned index = 0; index < count; ++index) {
-    auto sharding =
-        results ? callee.getResultAttrOfType<sdy::TensorShardingAttr>(
-                      index, kShardingAttrName)
-                : callee.getArgAttrOfType<sdy::TensorShardingAttr>(
-                      index, kShardingAttrName);
-    if (sharding && !sharding.isFullyReplicated())
-      shardings.push_back(describeSharding(sharding));
-    else
-      shardings.push_back(nullptr);
-  }
-  return shardings;
+  j.array([&] {
+    for (unsigned index = 0; index < count; ++index) {
+      auto sharding =
+          results ? callee.getResultAttrOfType<sdy::TensorShardingAttr>(
+                        index, kShardingAttrName)
+                  : callee.getArgAttrOfType<sdy::TensorShardingAttr>(
+                        index, kShardingAttrName);
+      if (sharding && !sharding.isFullyReplicated())
+        writeSharding(j, sharding);
+      else
+        j.value(nullptr);
+    }
+  });
 }
 
 /// The program runs on `mesh`: its boundary shardings may only name the
@@ -205,12 +231,12 @@ void cloneReferencedFunctions(Operation *root, ModuleOp source,
 }
 
 /// The program as a module XLA compiles on its own: the callee, public, as
-/// `@main`, in generic form (what jaxlib's parser reads most reliably), with
-/// the functions it refers to.
+/// `@main`, with the functions it refers to (printed in generic form, what
+/// jaxlib's parser reads most reliably).
 /// Every sharding inside (the boundary, constraints, manual computations)
 /// names the program's mesh as `@mesh`, declared in the module with `mesh`'s
 /// axes; the sharding phase has checked that the axes they use agree.
-std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
+OwningOpRef<ModuleOp> programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
   MLIRContext *ctx = callee.getContext();
   OpBuilder builder(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(callee.getLoc());
@@ -235,11 +261,59 @@ std::string programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
     sdy::MeshOp::create(builder, callee.getLoc(), kMeshSymbol,
                         sdy::MeshAttr::get(ctx, mesh.getAxes(), {}));
   }
-  OpPrintingFlags flags;
-  flags.printGenericOpForm();
-  return printBuffered(
-      [&](llvm::raw_ostream &os) { module->print(os, flags); });
+  return module;
 }
+
+/// The texts of a plan's programs, each distinct one printed once: the
+/// programs of equal stages on meshes of one shape are equal modules
+/// (checked op by op, ignoring locations, which the text does not carry).
+class ProgramTexts {
+public:
+  std::string get(func::FuncOp callee, sdy::MeshAttr mesh) {
+    OwningOpRef<ModuleOp> module = programModule(callee, mesh);
+    SmallVector<Printed> &candidates = printed[callee.getFunctionType()];
+    for (const Printed &candidate : candidates)
+      if (OperationEquivalence::isEquivalentTo(
+              *candidate.module, *module,
+              OperationEquivalence::IgnoreLocations))
+        return candidate.text;
+    OpPrintingFlags flags;
+    flags.printGenericOpForm();
+    std::string text = printBuffered(
+        [&](llvm::raw_ostream &os) { module->print(os, flags); });
+    candidates.push_back({std::move(module), text});
+    return text;
+  }
+
+private:
+  struct Printed {
+    OwningOpRef<ModuleOp> module;
+    std::string text;
+  };
+  // By the callee's type: only programs of one signature can be equal.
+  llvm::DenseMap<Type, SmallVector<Printed>> printed;
+};
+
+} // namespace
+
+namespace {
+
+/// A program of the plan, as its first call finds it.
+struct ProgramEntry {
+  func::FuncOp callee;
+  StringRef mesh;
+  std::string module;
+  int64_t numCalls = 0;
+};
+
+/// A step of the plan: a fragment call (of `program`, with `constants`) or
+/// a transfer; `freed`, the values read for the last time there.
+struct StepEntry {
+  Operation *op;
+  StringRef program;
+  ArrayAttr constants;
+  SmallVector<int64_t> freed;
+};
 
 } // namespace
 
@@ -256,28 +330,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   auto topology =
       entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
 
-  // The devices of each mesh, where the program names them (IFRT IR does:
-  // mpmd-import-ifrt keeps them here).
-  auto meshDevices = entry->getAttrOfType<DictionaryAttr>(
-      MpmdDialect::kMeshDevicesAttrName);
-  llvm::json::Array meshes;
-  for (NamedMeshAttr mesh : topology.getMeshes()) {
-    llvm::json::Array axes;
-    for (sdy::MeshAxisAttr axis : mesh.getMesh().getAxes())
-      axes.push_back(llvm::json::Array{axis.getName(), axis.getSize()});
-    llvm::json::Object object{{"name", mesh.getName()},
-                              {"axes", std::move(axes)}};
-    if (!mesh.getMesh().getDeviceIds().empty())
-      object["device_ids"] = llvm::json::Array(mesh.getMesh().getDeviceIds());
-    if (meshDevices)
-      if (auto ids = meshDevices.getAs<DenseI64ArrayAttr>(mesh.getName()))
-        object["devices"] = llvm::json::Array(ids.asArrayRef());
-    meshes.push_back(std::move(object));
-  }
-
+  // First what the plan says, checked; then the plan, written (below).
   llvm::DenseMap<Value, int64_t> ids;
   int64_t nextId = 0;
-  llvm::json::Array inputs;
   for (BlockArgument arg : block.getArguments()) {
     auto type = dyn_cast<MeshTensorType>(arg.getType());
     if (!type && stablehlo::isTokenType(arg.getType()))
@@ -292,11 +347,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
              << "argument " << arg.getArgNumber()
              << " is not a mesh tensor; run the import pipeline first";
     ids[arg] = nextId++;
-    inputs.push_back(describeTensor(type));
   }
 
   // The last op of the block reading each value: it is freed after it.
-  llvm::DenseMap<Operation *, SmallVector<int64_t>> freedAfter;
   auto lastUser = [&](Value value) -> Operation * {
     Operation *last = nullptr;
     for (Operation *user : value.getUsers())
@@ -306,9 +359,10 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   };
 
   SymbolTableCollection symbols;
-  llvm::json::Object programs;
-  llvm::StringMap<int64_t> callCounts;
-  llvm::json::Array steps;
+  ProgramTexts programTexts;
+  // Sorted by name, as a JSON object's keys are printed.
+  std::map<std::string, ProgramEntry, std::less<>> programs;
+  SmallVector<StepEntry> steps;
   for (Operation &op : block) {
     if (auto call = dyn_cast<FragmentCallOp>(op)) {
       auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
@@ -330,86 +384,30 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
                  << "calls @" << call.getCallee()
                  << ", a specialization without its program or constants";
       }
-      StringRef programName = callee.getSymName();
-      if (!programs.get(programName)) {
-        if (failed(checkBoundaryAxes(call, callee,
-                                     topology.getMesh(call.getMeshName()))))
-          return failure();
-        // Donating pays off where a result reuses the buffer; other dying
-        // arguments are only listed (the runtime frees them at last use).
-        llvm::json::Array donated, donors;
-        for (unsigned arg = 0; arg < callee.getNumArguments(); ++arg) {
-          if (callee.getArgAttr(arg, "tf.aliasing_output"))
-            donated.push_back(arg);
-          else if (callee.getArgAttr(arg, "jax.buffer_donor"))
-            donors.push_back(arg);
-        }
-        programs[programName] = llvm::json::Object{
-            {"mesh", call.getMeshName()},
-            {"module",
-             programModule(callee, topology.getMesh(call.getMeshName()))},
-            {"in_shardings", describeShardings(callee, /*results=*/false)},
-            {"out_shardings", describeShardings(callee, /*results=*/true)},
-            {"donated_args", std::move(donated)},
-            {"buffer_donors", std::move(donors)},
-        };
-        if (auto reserved =
-                callee->getAttrOfType<IntegerAttr>(kReservedHbmBytesAttrName))
-          (*programs.getObject(programName))["reserved_bytes"] =
-              reserved.getInt();
-      }
-      ++callCounts[programName];
-      llvm::json::Array operandIds, resultIds, origins;
-      for (Value operand : call.getOperands())
-        operandIds.push_back(ids.lookup(operand));
-      for (Value result : call.getResults()) {
-        ids[result] = nextId;
-        resultIds.push_back(nextId++);
-      }
-      for (Attribute origin : call.getOrigin()) {
-        // [name, transpose count]: clients need not parse `layer1(1)`.
-        auto user = cast<UserOriginAttr>(origin);
-        origins.push_back(llvm::json::Array{user.getUserName().getValue(),
-                                            user.getTransposeCount()});
-      }
-      llvm::json::Object step{{"op", "call"},
-                              {"program", programName},
-                              {"mesh", call.getMeshName()},
-                              {"inputs", std::move(operandIds)},
-                              {"outputs", std::move(resultIds)},
-                              {"origins", std::move(origins)}};
-      if (auto counter = call->getAttrOfType<IntegerAttr>(
-              MpmdDialect::kCallCounterAttrName))
-        step["call_counter"] = counter.getValue().getZExtValue();
-      if (auto stage = call->getAttrOfType<IntegerAttr>("mpmd.stage"))
-        step["stage"] = stage.getInt();
-      if (call->hasAttr("mpmd.weight_gradient"))
-        step["weight_gradient"] = true;
-      if (call->hasAttr("mpmd.remat"))
-        step["recompute"] = true;
-      if (constants) {
-        llvm::json::Array values;
-        for (Attribute constant : constants) {
-          FailureOr<llvm::json::Object> value =
-              describeConstant(cast<DenseElementsAttr>(constant));
-          if (failed(value))
+      if (constants)
+        for (Attribute constant : constants)
+          if (!isWritableConstant(cast<DenseElementsAttr>(constant)))
             return call.emitOpError()
                    << "has a constant argument of unsupported element type "
                    << constant;
-          values.push_back(std::move(*value));
-        }
-        step["constants"] = std::move(values);
+      StringRef programName = callee.getSymName();
+      auto [found, isNew] = programs.try_emplace(programName.str());
+      if (isNew) {
+        if (failed(checkBoundaryAxes(call, callee,
+                                     topology.getMesh(call.getMeshName()))))
+          return failure();
+        found->second.callee = callee;
+        found->second.mesh = call.getMeshName();
+        found->second.module =
+            programTexts.get(callee, topology.getMesh(call.getMeshName()));
       }
-      steps.push_back(std::move(step));
+      ++found->second.numCalls;
+      for (Value result : call.getResults())
+        ids[result] = nextId++;
+      steps.push_back({&op, programName, constants, {}});
     } else if (auto transfer = dyn_cast<TransferOp>(op)) {
       ids[transfer.getResult()] = nextId++;
-      steps.push_back(llvm::json::Object{
-          {"op", "transfer"},
-          {"input", ids.lookup(transfer.getTensor())},
-          {"output", ids.lookup(transfer.getResult())},
-          {"from", transfer.getTensor().getType().getMeshName()},
-          {"to", transfer.getType().getMeshName()},
-          {"type", describeTensor(transfer.getType())}});
+      steps.push_back({&op, StringRef(), nullptr, {}});
     } else if (isa<func::ReturnOp>(op)) {
       continue;
     } else {
@@ -418,7 +416,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
                 "only mpmd.fragment_call and mpmd.transfer (run mpmd-export)";
     }
     // Values read here for the last time (and not returned) die here.
-    llvm::json::Array freed;
+    SmallVector<int64_t> &freed = steps.back().freed;
     for (Value operand : op.getOperands()) {
       if (isa<BlockArgument>(operand))
         continue;
@@ -426,32 +424,169 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
       if (last == &op && !llvm::is_contained(freed, ids.lookup(operand)))
         freed.push_back(ids.lookup(operand));
     }
-    steps.back().getAsObject()->try_emplace("free", std::move(freed));
   }
 
-  llvm::json::Array outputs;
-  // Every returned value is an argument or a result of a step, all mesh
-  // tensors by now.
-  for (Value returned : block.getTerminator()->getOperands()) {
-    llvm::json::Object object =
-        describeTensor(cast<MeshTensorType>(returned.getType()));
-    object["value"] = ids.lookup(returned);
-    outputs.push_back(std::move(object));
-  }
-  for (auto &[name, count] : callCounts)
-    programs.getObject(name)->try_emplace("num_calls", count);
+  // The devices of each mesh, where the program names them (IFRT IR does:
+  // mpmd-import-ifrt keeps them here).
+  auto meshDevices = entry->getAttrOfType<DictionaryAttr>(
+      MpmdDialect::kMeshDevicesAttrName);
+  auto writeMesh = [&](llvm::json::OStream &j, NamedMeshAttr mesh) {
+    j.object([&] {
+      j.attributeArray("axes", [&] {
+        for (sdy::MeshAxisAttr axis : mesh.getMesh().getAxes())
+          j.array([&] {
+            j.value(axis.getName());
+            j.value(axis.getSize());
+          });
+      });
+      if (!mesh.getMesh().getDeviceIds().empty()) {
+        j.attributeBegin("device_ids");
+        writeInts(j, mesh.getMesh().getDeviceIds());
+        j.attributeEnd();
+      }
+      if (meshDevices)
+        if (auto devices = meshDevices.getAs<DenseI64ArrayAttr>(mesh.getName())) {
+          j.attributeBegin("devices");
+          writeInts(j, devices.asArrayRef());
+          j.attributeEnd();
+        }
+      j.attribute("name", mesh.getName());
+    });
+  };
+  auto valueIds = [&](llvm::json::OStream &j, ValueRange values) {
+    j.array([&] {
+      for (Value value : values)
+        j.value(ids.lookup(value));
+    });
+  };
+  auto writeProgram = [&](llvm::json::OStream &j, const ProgramEntry &program) {
+    func::FuncOp callee = program.callee;
+    // Donating pays off where a result reuses the buffer; other dying
+    // arguments are only listed (the runtime frees them at last use).
+    SmallVector<int64_t> donated, donors;
+    for (unsigned arg = 0; arg < callee.getNumArguments(); ++arg) {
+      if (callee.getArgAttr(arg, "tf.aliasing_output"))
+        donated.push_back(arg);
+      else if (callee.getArgAttr(arg, "jax.buffer_donor"))
+        donors.push_back(arg);
+    }
+    j.object([&] {
+      j.attributeBegin("buffer_donors");
+      writeInts(j, donors);
+      j.attributeEnd();
+      j.attributeBegin("donated_args");
+      writeInts(j, donated);
+      j.attributeEnd();
+      j.attributeBegin("in_shardings");
+      writeShardings(j, callee, /*results=*/false);
+      j.attributeEnd();
+      j.attribute("mesh", program.mesh);
+      j.attribute("module", program.module);
+      j.attribute("num_calls", program.numCalls);
+      j.attributeBegin("out_shardings");
+      writeShardings(j, callee, /*results=*/true);
+      j.attributeEnd();
+      if (auto reserved =
+              callee->getAttrOfType<IntegerAttr>(kReservedHbmBytesAttrName))
+        j.attribute("reserved_bytes", reserved.getInt());
+    });
+  };
+  auto writeCall = [&](llvm::json::OStream &j, const StepEntry &step) {
+    auto call = cast<FragmentCallOp>(step.op);
+    j.object([&] {
+      if (auto counter = call->getAttrOfType<IntegerAttr>(
+              MpmdDialect::kCallCounterAttrName))
+        j.attribute("call_counter", counter.getValue().getZExtValue());
+      if (step.constants)
+        j.attributeArray("constants", [&] {
+          for (Attribute constant : step.constants)
+            writeConstant(j, cast<DenseElementsAttr>(constant));
+        });
+      j.attributeBegin("free");
+      writeInts(j, step.freed);
+      j.attributeEnd();
+      j.attributeBegin("inputs");
+      valueIds(j, call.getOperands());
+      j.attributeEnd();
+      j.attribute("mesh", call.getMeshName());
+      j.attribute("op", "call");
+      // [name, transpose count]: clients need not parse `layer1(1)`.
+      j.attributeArray("origins", [&] {
+        for (Attribute origin : call.getOrigin()) {
+          auto user = cast<UserOriginAttr>(origin);
+          j.array([&] {
+            j.value(user.getUserName().getValue());
+            j.value(user.getTransposeCount());
+          });
+        }
+      });
+      j.attributeBegin("outputs");
+      valueIds(j, call.getResults());
+      j.attributeEnd();
+      j.attribute("program", step.program);
+      if (call->hasAttr("mpmd.remat"))
+        j.attribute("recompute", true);
+      if (auto stage = call->getAttrOfType<IntegerAttr>("mpmd.stage"))
+        j.attribute("stage", stage.getInt());
+      if (call->hasAttr("mpmd.weight_gradient"))
+        j.attribute("weight_gradient", true);
+    });
+  };
+  auto writeTransfer = [&](llvm::json::OStream &j, const StepEntry &step) {
+    auto transfer = cast<TransferOp>(step.op);
+    j.object([&] {
+      j.attributeBegin("free");
+      writeInts(j, step.freed);
+      j.attributeEnd();
+      j.attribute("from", transfer.getTensor().getType().getMeshName());
+      j.attribute("input", ids.lookup(transfer.getTensor()));
+      j.attribute("op", "transfer");
+      j.attribute("output", ids.lookup(transfer.getResult()));
+      j.attribute("to", transfer.getType().getMeshName());
+      j.attributeBegin("type");
+      writeTensor(j, transfer.getType());
+      j.attributeEnd();
+    });
+  };
 
-  llvm::json::Object plan{{"version", kExecutionPlanVersion},
-                          {"function", entry.getSymName()},
-                          {"topology", printToString(topology)},
-                          {"meshes", std::move(meshes)},
-                          {"inputs", std::move(inputs)},
-                          {"outputs", std::move(outputs)},
-                          {"programs", std::move(programs)},
-                          {"steps", std::move(steps)}};
-  llvm::json::Value value(std::move(plan));
-  return printBuffered(
-      [&](llvm::raw_ostream &os) { os << llvm::formatv("{0:2}", value); });
+  return printBuffered([&](llvm::raw_ostream &os) {
+    llvm::json::OStream j(os, /*IndentSize=*/2);
+    j.object([&] {
+      j.attribute("function", entry.getSymName());
+      j.attributeArray("inputs", [&] {
+        for (BlockArgument arg : block.getArguments())
+          writeTensor(j, cast<MeshTensorType>(arg.getType()));
+      });
+      j.attributeArray("meshes", [&] {
+        for (NamedMeshAttr mesh : topology.getMeshes())
+          writeMesh(j, mesh);
+      });
+      // Every returned value is an argument or a result of a step, all
+      // mesh tensors by now.
+      j.attributeArray("outputs", [&] {
+        for (Value returned : block.getTerminator()->getOperands())
+          writeTensor(j, cast<MeshTensorType>(returned.getType()),
+                      ids.lookup(returned));
+      });
+      j.attributeObject("programs", [&] {
+        for (const auto &[name, program] : programs) {
+          j.attributeBegin(name);
+          writeProgram(j, program);
+          j.attributeEnd();
+        }
+      });
+      j.attributeArray("steps", [&] {
+        for (const StepEntry &step : steps) {
+          if (isa<FragmentCallOp>(step.op))
+            writeCall(j, step);
+          else
+            writeTransfer(j, step);
+        }
+      });
+      j.attribute("topology", printToString(topology));
+      j.attribute("version", kExecutionPlanVersion);
+    });
+  });
 }
 
 namespace {
