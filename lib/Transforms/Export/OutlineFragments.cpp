@@ -39,14 +39,14 @@ constexpr StringLiteral kShardingAttrName = "sdy.sharding";
 
 /// A cheap summary of a program (mesh, signature, op names) that equal
 /// programs share; candidates with the same summary are compared op by op.
-std::string programSummary(FragmentOp fragment) {
-  std::string key = fragment.getMeshName().str() + "\n";
-  llvm::raw_string_ostream os(key);
-  for (Type type : fragment.getOperandTypes())
-    os << type << ",";
-  os << "\n";
-  fragment.getRegion().walk(
-      [&](Operation *op) { os << op->getName() << ";"; });
+llvm::hash_code programSummary(FragmentOp fragment) {
+  llvm::hash_code key = llvm::hash_combine(
+      fragment.getMeshName(),
+      llvm::hash_combine_range(fragment.getOperandTypes().begin(),
+                               fragment.getOperandTypes().end()));
+  fragment.getRegion().walk([&](Operation *op) {
+    key = llvm::hash_combine(key, op->getName().getAsOpaquePointer());
+  });
   return key;
 }
 
@@ -231,7 +231,7 @@ struct OutlineFragmentsPass
                                     ArrayRef<func::FuncOp> entries) {
     SymbolTable symbols(module);
     for (func::FuncOp func : entries) {
-      std::map<std::string, SmallVector<unsigned>> candidates;
+      llvm::DenseMap<llvm::hash_code, SmallVector<unsigned>> candidates;
       SmallVector<Program> programs;
       for (auto fragment : func.getBody().getOps<FragmentOp>()) {
         // mpmd.fragment_call takes and returns mesh tensors only.
