@@ -3,6 +3,7 @@
 #include "mpmd/Transforms/Common/ModuleUtils.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
@@ -96,13 +97,50 @@ mlir::mpmd::cloneBlockBody(Block &body, ValueRange args, OpBuilder &builder,
       [&](Value value) { return mapping.lookupOrDefault(value); }));
 }
 
+void mlir::mpmd::forEachAttribute(Operation *op,
+                                  llvm::function_ref<void(Attribute)> fn) {
+  // Ops without properties keep every attribute here.
+  for (NamedAttribute attr : op->getRawDictionaryAttrs())
+    fn(attr.getValue());
+  if (!op->getPropertiesStorageSize())
+    return;
+  // An unregistered op (a dialect this build does not load, with its
+  // `<{...}>` parsed) keeps its properties as one attribute.
+  if (!op->getName().isRegistered()) {
+    if (Attribute properties = op->getPropertiesAsAttribute())
+      fn(properties);
+    return;
+  }
+  NamedAttrList inherent;
+  op->getName().populateInherentAttrs(op, inherent);
+  for (NamedAttribute attr : inherent)
+    fn(attr.getValue());
+}
+
+void mlir::mpmd::forEachSymbolRef(Operation *root,
+                                  llvm::function_ref<void(SymbolRefAttr)> fn) {
+  // The walker visits each attribute once, however many ops hold it.
+  AttrTypeWalker walker;
+  walker.addWalk([&](SymbolRefAttr ref) { fn(ref); });
+  root->walk([&](Operation *op) {
+    forEachAttribute(op, [&](Attribute attr) { walker.walk(attr); });
+  });
+}
+
 void mlir::mpmd::eraseUnusedPrivateFunctions(
     llvm::SmallPtrSetImpl<Operation *> &callees, ModuleOp module) {
-  for (bool erased = true; erased;) {
+  // One walk per round collects every name referred to (from any symbol
+  // table: a use it may not be is still kept); a round that erases may
+  // leave the callees those called unused.
+  for (bool erased = true; erased && !callees.empty();) {
     erased = false;
+    llvm::DenseSet<StringAttr> used;
+    forEachSymbolRef(module, [&](SymbolRefAttr ref) {
+      used.insert(ref.getRootReference());
+    });
     for (Operation *callee : llvm::to_vector(callees)) {
       auto func = cast<func::FuncOp>(callee);
-      if (func.isPrivate() && SymbolTable::symbolKnownUseEmpty(func, module)) {
+      if (func.isPrivate() && !used.contains(func.getSymNameAttr())) {
         callees.erase(callee);
         func.erase();
         erased = true;
@@ -163,12 +201,22 @@ bool mlir::mpmd::renameSymbolRefs(
   // form (sdy.sharding_constraint, sdy.manual_computation) keep their
   // shardings in properties, func.call its callee.
   root->walk([&](Operation *op) {
-    Attribute properties = op->getPropertiesAsAttribute();
-    if (!properties)
+    if (!op->getPropertiesStorageSize())
       return;
-    Attribute replaced = replacer.replace(properties);
-    if (replaced != properties)
-      (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
+    if (!op->getName().isRegistered()) {
+      Attribute properties = op->getPropertiesAsAttribute();
+      Attribute replaced = properties ? replacer.replace(properties) : nullptr;
+      if (replaced != properties)
+        (void)op->setPropertiesFromAttribute(replaced, /*emitError=*/nullptr);
+      return;
+    }
+    NamedAttrList inherent;
+    op->getName().populateInherentAttrs(op, inherent);
+    for (NamedAttribute attr : inherent) {
+      Attribute replaced = replacer.replace(attr.getValue());
+      if (replaced != attr.getValue())
+        op->setInherentAttr(attr.getName(), replaced);
+    }
   });
   return renamed;
 }

@@ -196,17 +196,6 @@ LogicalResult checkBoundaryAxes(FragmentCallOp call, func::FuncOp callee,
   return check(callee.getResAttrsAttr(), "result");
 }
 
-/// Calls `fn` with each symbol reference in `op`'s attributes and properties
-/// (ops JAX prints in generic form keep theirs in properties).
-void forEachSymbolRef(Operation *op,
-                      function_ref<void(SymbolRefAttr)> fn) {
-  AttrTypeWalker walker;
-  walker.addWalk([&](SymbolRefAttr ref) { fn(ref); });
-  walker.walk(op->getRawDictionaryAttrs());
-  if (Attribute properties = op->getPropertiesAsAttribute())
-    walker.walk(properties);
-}
-
 /// Clones into `target` the functions of `source` that the ops of `root`
 /// refer to (a composite's decomposition, a custom call's called
 /// computations), and the functions those refer to.
@@ -216,16 +205,14 @@ void cloneReferencedFunctions(Operation *root, ModuleOp source,
   SmallVector<Operation *> pending{root};
   while (!pending.empty()) {
     Operation *next = pending.pop_back_val();
-    next->walk([&](Operation *op) {
-      forEachSymbolRef(op, [&](SymbolRefAttr ref) {
-        StringRef name = ref.getRootReference().getValue();
-        auto fn = dyn_cast_or_null<func::FuncOp>(
-            SymbolTable::lookupSymbolIn(source, ref.getRootReference()));
-        if (!fn || fn == root || !cloned.insert(name).second)
-          return;
-        builder.setInsertionPointToEnd(target.getBody());
-        pending.push_back(builder.clone(*fn));
-      });
+    forEachSymbolRef(next, [&](SymbolRefAttr ref) {
+      StringRef name = ref.getRootReference().getValue();
+      auto fn = dyn_cast_or_null<func::FuncOp>(
+          SymbolTable::lookupSymbolIn(source, ref.getRootReference()));
+      if (!fn || fn == root || !cloned.insert(name).second)
+        return;
+      builder.setInsertionPointToEnd(target.getBody());
+      pending.push_back(builder.clone(*fn));
     });
   }
 }

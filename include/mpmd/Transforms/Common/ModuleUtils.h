@@ -23,6 +23,19 @@ namespace mlir::mpmd {
 /// with an empty name (`@""`), which every pass refuses.
 FailureOr<SmallVector<func::FuncOp>> getEntryFunctions(ModuleOp module);
 
+/// Calls `fn` with each attribute of `op`: its discardable ones and the
+/// inherent ones kept in its properties, one by one (without building the
+/// dictionary of all of them, as Operation::getAttrDictionary does for
+/// every op it is asked about).
+void forEachAttribute(Operation *op,
+                      llvm::function_ref<void(Attribute)> fn);
+
+/// Calls `fn` once with each distinct symbol reference in the attributes
+/// of `root` and of the ops nested in it (inherent and discardable, nested
+/// in other attributes or not).
+void forEachSymbolRef(Operation *root,
+                      llvm::function_ref<void(SymbolRefAttr)> fn);
+
 /// Renames the flat symbol references in `root` and the ops nested in it
 /// (attributes and op properties: callees, shardings, sharding constraints,
 /// manual computations): `rename` gives a reference's new name, or nothing
