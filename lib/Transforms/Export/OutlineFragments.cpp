@@ -114,7 +114,8 @@ bool sameUpToConstants(Region &a, Region &b, IRMapping &mapping,
           return false;
       bool sameAttributes =
           opA.getRawDictionaryAttrs() == opB.getRawDictionaryAttrs() &&
-          opA.getPropertiesAsAttribute() == opB.getPropertiesAsAttribute();
+          opA.getName().compareOpProperties(opA.getPropertiesStorage(),
+                                            opB.getPropertiesStorage());
       if (!sameAttributes) {
         if (!(isLiftable(opA) && isLiftable(opB)) &&
             !sameSliceButStart(opA, opB))
