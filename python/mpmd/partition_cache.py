@@ -30,6 +30,7 @@ from typing import Any, Callable
 import jax
 
 from mpmd import errors
+from mpmd.lowering import module_text
 from mpmd.schedules import loops as loop_schedules
 
 __all__ = ["cache_directory", "partition_cached"]
@@ -144,10 +145,8 @@ def partition_cached(config: Any, text: str, placements: tuple,
     for record in caught:
         warnings.warn_explicit(record.message, record.category,
                                record.filename, record.lineno)
-    if not isinstance(module, str):
-        module = module()
     _write(directory, path, {
-        "module": module, "plan": plan,
+        "module": module_text(module), "plan": plan,
         "warnings": [[record.category.__name__, str(record.message)]
                      for record in caught]})
     return module, plan, False

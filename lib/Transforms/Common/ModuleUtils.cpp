@@ -3,9 +3,9 @@
 #include "mpmd/Transforms/Common/ModuleUtils.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
-#include "llvm/ADT/DenseSet.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <functional>

@@ -89,8 +89,10 @@ void writeSharding(llvm::json::OStream &j, sdy::TensorShardingAttr sharding) {
   });
 }
 
-void writeInts(llvm::json::OStream &j, ArrayRef<int64_t> values) {
-  j.array([&] {
+/// `key`: `values`, as an array.
+void writeInts(llvm::json::OStream &j, StringRef key,
+               ArrayRef<int64_t> values) {
+  j.attributeArray(key, [&] {
     for (int64_t value : values)
       j.value(value);
   });
@@ -106,9 +108,7 @@ void writeTensor(llvm::json::OStream &j, MeshTensorType type,
     if (StringAttr kind = type.getMemoryKind())
       j.attribute("memory_kind", kind.getValue());
     j.attribute("mesh", type.getMeshName());
-    j.attributeBegin("shape");
-    writeInts(j, global.getShape());
-    j.attributeEnd();
+    writeInts(j, "shape", global.getShape());
     if (sdy::TensorShardingAttr sharding = type.getSharding()) {
       j.attributeBegin("sharding");
       writeSharding(j, sharding);
@@ -142,17 +142,16 @@ void writeConstant(llvm::json::OStream &j, DenseElementsAttr value) {
       }
     });
     j.attribute("dtype", printToString(element));
-    j.attributeBegin("shape");
-    writeInts(j, type.getShape());
-    j.attributeEnd();
+    writeInts(j, "shape", type.getShape());
   });
 }
 
-/// Per argument (or result) of `callee`, its sharding or null (replicated).
-void writeShardings(llvm::json::OStream &j, func::FuncOp callee,
+/// `key`: per argument (or result) of `callee`, its sharding or null
+/// (replicated).
+void writeShardings(llvm::json::OStream &j, StringRef key, func::FuncOp callee,
                     bool results) {
   unsigned count = results ? callee.getNumResults() : callee.getNumArguments();
-  j.array([&] {
+  j.attributeArray(key, [&] {
     for (unsigned index = 0; index < count; ++index) {
       auto sharding =
           results ? callee.getResultAttrOfType<sdy::TensorShardingAttr>(
@@ -281,10 +280,6 @@ private:
   llvm::DenseMap<Type, SmallVector<Printed>> printed;
 };
 
-} // namespace
-
-namespace {
-
 /// A program of the plan, as its first call finds it.
 struct ProgramEntry {
   func::FuncOp callee;
@@ -348,7 +343,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   SymbolTableCollection symbols;
   ProgramTexts programTexts;
   // Sorted by name, as a JSON object's keys are printed.
-  std::map<std::string, ProgramEntry, std::less<>> programs;
+  std::map<std::string, ProgramEntry> programs;
   SmallVector<StepEntry> steps;
   for (Operation &op : block) {
     if (auto call = dyn_cast<FragmentCallOp>(op)) {
@@ -426,22 +421,17 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
             j.value(axis.getSize());
           });
       });
-      if (!mesh.getMesh().getDeviceIds().empty()) {
-        j.attributeBegin("device_ids");
-        writeInts(j, mesh.getMesh().getDeviceIds());
-        j.attributeEnd();
-      }
+      if (!mesh.getMesh().getDeviceIds().empty())
+        writeInts(j, "device_ids", mesh.getMesh().getDeviceIds());
       if (meshDevices)
-        if (auto devices = meshDevices.getAs<DenseI64ArrayAttr>(mesh.getName())) {
-          j.attributeBegin("devices");
-          writeInts(j, devices.asArrayRef());
-          j.attributeEnd();
-        }
+        if (auto devices = meshDevices.getAs<DenseI64ArrayAttr>(mesh.getName()))
+          writeInts(j, "devices", devices.asArrayRef());
       j.attribute("name", mesh.getName());
     });
   };
-  auto valueIds = [&](llvm::json::OStream &j, ValueRange values) {
-    j.array([&] {
+  auto valueIds = [&](llvm::json::OStream &j, StringRef key,
+                      ValueRange values) {
+    j.attributeArray(key, [&] {
       for (Value value : values)
         j.value(ids.lookup(value));
     });
@@ -458,21 +448,13 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
         donors.push_back(arg);
     }
     j.object([&] {
-      j.attributeBegin("buffer_donors");
-      writeInts(j, donors);
-      j.attributeEnd();
-      j.attributeBegin("donated_args");
-      writeInts(j, donated);
-      j.attributeEnd();
-      j.attributeBegin("in_shardings");
-      writeShardings(j, callee, /*results=*/false);
-      j.attributeEnd();
+      writeInts(j, "buffer_donors", donors);
+      writeInts(j, "donated_args", donated);
+      writeShardings(j, "in_shardings", callee, /*results=*/false);
       j.attribute("mesh", program.mesh);
       j.attribute("module", program.module);
       j.attribute("num_calls", program.numCalls);
-      j.attributeBegin("out_shardings");
-      writeShardings(j, callee, /*results=*/true);
-      j.attributeEnd();
+      writeShardings(j, "out_shardings", callee, /*results=*/true);
       if (auto reserved =
               callee->getAttrOfType<IntegerAttr>(kReservedHbmBytesAttrName))
         j.attribute("reserved_bytes", reserved.getInt());
@@ -489,12 +471,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
           for (Attribute constant : step.constants)
             writeConstant(j, cast<DenseElementsAttr>(constant));
         });
-      j.attributeBegin("free");
-      writeInts(j, step.freed);
-      j.attributeEnd();
-      j.attributeBegin("inputs");
-      valueIds(j, call.getOperands());
-      j.attributeEnd();
+      writeInts(j, "free", step.freed);
+      valueIds(j, "inputs", call.getOperands());
       j.attribute("mesh", call.getMeshName());
       j.attribute("op", "call");
       // [name, transpose count]: clients need not parse `layer1(1)`.
@@ -507,9 +485,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
           });
         }
       });
-      j.attributeBegin("outputs");
-      valueIds(j, call.getResults());
-      j.attributeEnd();
+      valueIds(j, "outputs", call.getResults());
       j.attribute("program", step.program);
       if (call->hasAttr("mpmd.remat"))
         j.attribute("recompute", true);
@@ -522,9 +498,7 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   auto writeTransfer = [&](llvm::json::OStream &j, const StepEntry &step) {
     auto transfer = cast<TransferOp>(step.op);
     j.object([&] {
-      j.attributeBegin("free");
-      writeInts(j, step.freed);
-      j.attributeEnd();
+      writeInts(j, "free", step.freed);
       j.attribute("from", transfer.getTensor().getType().getMeshName());
       j.attribute("input", ids.lookup(transfer.getTensor()));
       j.attribute("op", "transfer");
