@@ -212,7 +212,9 @@ def test_every_microbatch_of_a_stage_calls_one_program(schedule):
     """The first microbatch's accumulation starts from the loop's zeros
     and the last one's is followed by the update: neither makes a program
     of its own. Per mesh: a forward and a backward per named computation,
-    plus the code before the loop (the zeros) and after it (the update)."""
+    plus the code before the loop (the zeros) and after it (the update),
+    one of each per named computation whose gradients they hold (so the
+    blocks' are one program on every mesh)."""
     import re
 
     import models
@@ -228,7 +230,7 @@ def test_every_microbatch_of_a_stage_calls_one_program(schedule):
         named = sum(1 for m, _ in assignment.values() if m == mesh)
         staged = [n for n in names if "_stage" in n]
         assert len(staged) <= 2 * named, (mesh, names)
-        assert len(names) <= 2 * named + 2, (mesh, names)
+        assert len(names) <= 4 * named, (mesh, names)
         for name in staged:
             calls = re.search(r"_calls(\d+)to(\d+)$", name)
             assert calls and calls.groups() == ("0", str(microbatches - 1)), (

@@ -124,6 +124,23 @@ def test_tied_embedding_gradient_crosses_once_per_step(two_steps):
     assert len(crossings) == 1, crossings
 
 
+def test_equal_blocks_share_programs_on_every_mesh(two_steps):
+    """The four meshes run equal blocks: their forward, backward, weight
+    update and gradient zeros are one program text each, on all four
+    meshes (compiled once, loaded for the others), although the first
+    mesh also holds the embedding and the last the head and loss: the
+    loss's target one-hot goes with the head that reads it, and each
+    mesh's update after the loop is split by named computation, the step
+    counter's bias corrections copied into each."""
+    compiled = next(iter(two_steps["jit"]._cache.values()))
+    meshes_of: dict[str, set[str]] = {}
+    for program in compiled.plan.programs.values():
+        meshes_of.setdefault(program.module, set()).add(program.mesh)
+    shared = [text for text, meshes in meshes_of.items()
+              if meshes == set(MESHES)]
+    assert len(shared) == 4, sorted(map(sorted, meshes_of.values()))
+
+
 def test_tied_embedding_needs_cross_mesh_reduction():
     """Without infer_cross_mesh_reductions (or infer_transfers) the sum of
     the tied embedding's two gradients, from the first and the last mesh,

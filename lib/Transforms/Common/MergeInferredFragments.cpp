@@ -39,7 +39,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -104,7 +106,28 @@ public:
   bool neighbourRound() {
     renumber();
     bool changed = iterationsKnown && iterationRound();
+    if (changed)
+      renumber();
+    if (iterationsKnown && groupSharedWork())
+      renumber();
     llvm::StringMap<FragmentOp> previousOnMesh;
+    // Outside the loops, the latest inferred fragment of each mesh and
+    // group: work of one group joins it across the other groups' work
+    // between them when its operands are ready there.
+    std::map<std::pair<StringRef, Group>, FragmentOp> previousInGroup;
+    auto record = [&](FragmentOp fragment) {
+      previousOnMesh[fragment.getMeshName()] = fragment;
+      if (iterationsKnown && !fragment.isUserFragment() &&
+          !loopIterationOf(fragment))
+        previousInGroup[{fragment.getMeshName(), groupOf(fragment)}] =
+            fragment;
+    };
+    auto join = [&](FragmentOp target, FragmentOp fragment) {
+      for (auto it = previousInGroup.begin(); it != previousInGroup.end();)
+        it = it->second == target ? previousInGroup.erase(it) : std::next(it);
+      record(merge(target, fragment, target));
+      changed = true;
+    };
     for (Operation &op : llvm::make_early_inc_range(block)) {
       auto fragment = dyn_cast<FragmentOp>(op);
       if (!fragment || hasShardings(fragment))
@@ -112,12 +135,21 @@ public:
       StringRef mesh = fragment.getMeshName();
       FragmentOp previous = previousOnMesh.lookup(mesh);
       if (previous && !fragment.isUserFragment() &&
-          sameIteration(fragment, previous) && readyAt(fragment, previous)) {
-        previousOnMesh[mesh] = merge(previous, fragment, previous);
-        changed = true;
+          sameIteration(fragment, previous) && readyAt(fragment, previous) &&
+          sameGroup(fragment, previous)) {
+        join(previous, fragment);
         continue;
       }
-      previousOnMesh[mesh] = fragment;
+      if (iterationsKnown && !fragment.isUserFragment() &&
+          !loopIterationOf(fragment) && !groupOf(fragment).empty()) {
+        auto found = previousInGroup.find({mesh, groupOf(fragment)});
+        if (found != previousInGroup.end() &&
+            readyAt(fragment, found->second)) {
+          join(found->second, fragment);
+          continue;
+        }
+      }
+      record(fragment);
     }
     llvm::StringMap<FragmentOp> nextOnMesh;
     for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block))) {
@@ -127,7 +159,8 @@ public:
       StringRef mesh = fragment.getMeshName();
       FragmentOp next = nextOnMesh.lookup(mesh);
       if (next && !fragment.isUserFragment() &&
-          sameIteration(fragment, next) && unreadBefore(fragment, next)) {
+          sameIteration(fragment, next) && unreadBefore(fragment, next) &&
+          sameGroup(fragment, next)) {
         nextOnMesh[mesh] = merge(fragment, next, next);
         changed = true;
         continue;
@@ -158,13 +191,39 @@ private:
       else
         inferred.push_back(fragment);
     }
-    bool changed = false;
-    for (FragmentOp fragment : inferred) {
+    auto targetsOf = [&](FragmentOp fragment) -> SmallVector<FragmentOp> * {
       auto found = userFragments.find(
           {fragment.getMeshName().str(), *loopIterationOf(fragment)});
-      if (found == userFragments.end())
+      return found == userFragments.end() ? nullptr : &found->second;
+    };
+    // First the fragments that feed or are fed by a user fragment, until
+    // none is left: one joining its consumer can make the inferred work it
+    // read from a neighbour of that consumer's data too.
+    bool changed = false;
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (FragmentOp &fragment : inferred) {
+        SmallVector<FragmentOp> *targets = fragment ? targetsOf(fragment)
+                                                    : nullptr;
+        FragmentOp *target =
+            targets ? connectedTarget(fragment, *targets) : nullptr;
+        if (!target)
+          continue;
+        *target = position.lookup(*target) < position.lookup(fragment)
+                      ? merge(*target, fragment, *target)
+                      : merge(fragment, *target, *target);
+        fragment = nullptr;
+        merged = changed = true;
+      }
+    }
+    // Then the rest: the first user fragment of the iteration where it is
+    // ready.
+    for (FragmentOp fragment : inferred) {
+      SmallVector<FragmentOp> *targets = fragment ? targetsOf(fragment)
+                                                  : nullptr;
+      if (!targets)
         continue;
-      for (FragmentOp &target : found->second) {
+      for (FragmentOp &target : *targets) {
         if (position.lookup(target) < position.lookup(fragment)) {
           if (!readyAt(fragment, target))
             continue;
@@ -179,6 +238,31 @@ private:
       }
     }
     return changed;
+  }
+
+  /// The first of `targets` that reads `fragment`'s results or produces its
+  /// operands and that it can join (operands ready there, or nothing reading
+  /// it before). Work joins the fragments it feeds or is fed by before an
+  /// unrelated neighbour: the prologue of a loss (its targets' one-hot) then
+  /// goes with the head, and the last block, left alone, stays the same
+  /// program as the blocks of the other meshes.
+  FragmentOp *connectedTarget(FragmentOp fragment,
+                              SmallVectorImpl<FragmentOp> &targets) {
+    llvm::SmallPtrSet<Operation *, 4> producers;
+    for (Value operand : fragment.getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        producers.insert(block.findAncestorOpInBlock(*def));
+    llvm::SmallPtrSet<Operation *, 4> consumers;
+    for (Operation *user : fragment->getUsers())
+      consumers.insert(block.findAncestorOpInBlock(*user));
+    for (FragmentOp &target : targets) {
+      bool before = position.lookup(target) < position.lookup(fragment);
+      if (before ? producers.contains(target) && readyAt(fragment, target)
+                 : consumers.contains(target) &&
+                       unreadBefore(fragment, target))
+        return &target;
+    }
+    return nullptr;
   }
 
   void renumber() {
@@ -212,9 +296,126 @@ private:
     int64_t at = position.lookup(anchor);
     position.erase(first);
     position.erase(second);
-    FragmentOp merged = mergeFragments(first, second, anchor);
-    position[merged] = at;
-    return merged;
+    std::optional<Group> merged;
+    if (groups.count(first) || groups.count(second)) {
+      merged = groupOf(first);
+      const Group &other = groupOf(second);
+      merged->insert(other.begin(), other.end());
+      groups.erase(first);
+      groups.erase(second);
+    }
+    FragmentOp result = mergeFragments(first, second, anchor);
+    position[result] = at;
+    if (merged)
+      groups[result] = std::move(*merged);
+    return result;
+  }
+
+  /// The named computations whose results reach `op` through unnamed work
+  /// only: a user fragment's own names; for anything else, those of what
+  /// it reads (through transfers and inferred fragments).
+  using Group = std::set<StringRef>;
+  const Group &groupOf(Operation *op) {
+    auto found = groups.find(op);
+    if (found != groups.end())
+      return found->second;
+    Group group;
+    auto fragment = dyn_cast<FragmentOp>(op);
+    if (fragment && fragment.isUserFragment()) {
+      for (Attribute origin : fragment.getOrigin())
+        group.insert(cast<UserOriginAttr>(origin).getUserName().getValue());
+    } else {
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp()) {
+          const Group &read = groupOf(block.findAncestorOpInBlock(*def));
+          group.insert(read.begin(), read.end());
+        }
+    }
+    return groups[op] = std::move(group);
+  }
+
+  /// Outside the loops, gives inferred work that reads no named
+  /// computation's results (a step counter's bias corrections) the group
+  /// of its readers: of their only group, or, computed from small values
+  /// and read by several groups, copied once per group (joined to one of
+  /// them, it would tie the others' work to it). Returns whether anything
+  /// was copied.
+  bool groupSharedWork() {
+    constexpr int64_t kSmallOperandElements = 1024;
+    bool copied = false;
+    SmallVector<FragmentOp> candidates;
+    for (Operation &op : block) {
+      // In program order, so that groupOf finds every operand's group known
+      // (no recursion along chains).
+      const Group &group = groupOf(&op);
+      auto fragment = dyn_cast<FragmentOp>(op);
+      if (fragment && group.empty() && !fragment.isUserFragment() &&
+          !hasShardings(fragment) && !loopIterationOf(fragment))
+        candidates.push_back(fragment);
+    }
+    // Readers first: their groups are known when their producers are met.
+    for (FragmentOp fragment : llvm::reverse(candidates)) {
+      // Readers by group; those of none (results of the function, work
+      // of no group) keep the fragment itself.
+      std::map<Group, SmallVector<Operation *>> readers;
+      bool ungroupedReaders = false;
+      for (Operation *user : fragment->getUsers()) {
+        Operation *reader = block.findAncestorOpInBlock(*user);
+        const Group &group = groupOf(reader);
+        if (group.empty() || !isa<FragmentOp>(reader))
+          ungroupedReaders = true;
+        else
+          readers[group].push_back(reader);
+      }
+      if (readers.size() == 1 && !ungroupedReaders) {
+        groups[fragment] = readers.begin()->first;
+        continue;
+      }
+      if (readers.size() + ungroupedReaders < 2 ||
+          llvm::any_of(fragment.getOperandTypes(), [](Type type) {
+            auto tensor = dyn_cast<MeshTensorType>(type);
+            return !tensor || !tensor.getRankedTensorType().hasStaticShape() ||
+                   tensor.getRankedTensorType().getNumElements() >
+                       kSmallOperandElements;
+          }))
+        continue;
+      OpBuilder builder(fragment);
+      for (auto &[group, users] : readers) {
+        Operation *copy = builder.clone(*fragment);
+        groups[copy] = group;
+        for (auto [result, copiedResult] :
+             llvm::zip(fragment->getResults(), copy->getResults()))
+          result.replaceUsesWithIf(copiedResult, [&](OpOperand &use) {
+            return llvm::is_contained(
+                users, block.findAncestorOpInBlock(*use.getOwner()));
+          });
+      }
+      if (!ungroupedReaders) {
+        groups.erase(fragment);
+        fragment.erase();
+      }
+      copied = true;
+    }
+    return copied;
+  }
+
+  /// Whether inferred `fragment` may join its neighbour `target` outside
+  /// the loops of an unrolled function: not when each holds work of other
+  /// named computations. The update after the loop of one block's weights
+  /// then stays apart from that of the embedding beside it on the same
+  /// mesh, so equal blocks on other meshes share its program; work reading
+  /// none (a step counter) goes anywhere, work reading several (a global
+  /// norm) joins any of them. Without loops (nothing to share a program
+  /// across microbatches either) the update joins the last backward as
+  /// before.
+  bool sameGroup(FragmentOp fragment, FragmentOp target) {
+    if (!iterationsKnown || loopIterationOf(fragment) ||
+        loopIterationOf(target))
+      return true;
+    Group a = groupOf(fragment); // a copy: groupOf may grow the map
+    const Group &b = groupOf(target);
+    return std::includes(a.begin(), a.end(), b.begin(), b.end()) ||
+           std::includes(b.begin(), b.end(), a.begin(), a.end());
   }
 
   /// The fragments of `fragment`'s mesh reading its results, if every user
@@ -319,6 +520,8 @@ private:
   Block &block;
   bool iterationsKnown;
   llvm::DenseMap<Operation *, int64_t> position;
+  // groupOf's answers; merge keeps them for the fragments it makes.
+  llvm::DenseMap<Operation *, Group> groups;
 };
 
 struct MergeInferredFragmentsPass

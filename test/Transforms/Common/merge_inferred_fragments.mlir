@@ -271,3 +271,114 @@ func.func @iteration_target_by_data(%arg0: !m1, %arg1: !m1) -> (!m1, !m1)
   } : (!m1, !m1) -> !m1
   func.return %s1, %b0 : !m1, !m1
 }
+
+// -----
+
+!t = tensor<4xf32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+
+// A loss's prologue (the targets' one-hot) reads only an argument, so it
+// is ready before the block's forward, the first fragment of its
+// iteration. It joins the head it feeds instead (once the loss sum that
+// reads it has joined the head): the block's program is then the same as
+// that of the blocks on other meshes.
+// SCHEDULED-LABEL: func.func @prologue_joins_its_reader
+// SCHEDULED: %[[BLOCK:.*]] = mpmd.fragment<mesh="m1", origin=["block"]> (%arg0) {call_counter = 0 : ui32}
+// SCHEDULED-NEXT: stablehlo.negate
+// SCHEDULED-NEXT: mpmd.return
+// SCHEDULED: %[[HEAD:[0-9]+]]:3 = mpmd.fragment<mesh="m1", origin=["head"]> (%arg1, %[[BLOCK]]) {call_counter = 0 : ui32}
+// SCHEDULED-NEXT: stablehlo.abs
+// SCHEDULED-NEXT: stablehlo.exponential
+// SCHEDULED-NEXT: stablehlo.multiply
+// SCHEDULED: mpmd.fragment<mesh="m1", origin=["head"(1)]> (%[[HEAD]]#1, %[[HEAD]]#0)
+// SCHEDULED-NOT: origin=[]
+// SCHEDULED: return %[[HEAD]]#2
+func.func @prologue_joins_its_reader(%arg0: !m1, %arg1: !m1) -> (!m1, !m1)
+    attributes {mpmd.loop_iterations_known,
+                topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %prep = mpmd.fragment<mesh="m1", origin=[]> (%arg1) {mpmd.loop_iteration = 0 : ui32} (%x: !t) {
+    %a = stablehlo.abs %x : !t
+    mpmd.return %a : !t
+  } : (!m1) -> !m1
+  %block = mpmd.fragment<mesh="m1", origin=["block"]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %head = mpmd.fragment<mesh="m1", origin=["head"]> (%block) {call_counter = 0 : ui32} (%x: !t) {
+    %e = stablehlo.exponential %x : !t
+    mpmd.return %e : !t
+  } : (!m1) -> !m1
+  %loss = mpmd.fragment<mesh="m1", origin=[]> (%head, %prep) {mpmd.loop_iteration = 0 : ui32} (%x: !t, %y: !t) {
+    %m = stablehlo.multiply %x, %y : !t
+    mpmd.return %m : !t
+  } : (!m1, !m1) -> !m1
+  %grad = mpmd.fragment<mesh="m1", origin=["head"(1)]> (%head, %prep) {call_counter = 0 : ui32} (%x: !t, %y: !t) {
+    %s = stablehlo.add %x, %y : !t
+    mpmd.return %s : !t
+  } : (!m1, !m1) -> !m1
+  func.return %loss, %grad : !m1, !m1
+}
+
+// -----
+
+!t = tensor<4xf32>
+!s = tensor<f32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m1s = !mpmd.mesh_tensor<"m1", tensor<f32>>
+
+// After the loop, the updates of two named computations' weights on one
+// mesh (interleaved in program order) become one fragment each, so the
+// update of a block equal to blocks on other meshes is their program too.
+// The step counter's work, read by both, is copied into each; the counter
+// the function returns stays with one of them.
+// SCHEDULED-LABEL: func.func @updates_by_computation
+// SCHEDULED: %[[GA:.*]] = mpmd.fragment<mesh="m1", origin=["a"(1)]>
+// SCHEDULED: %[[GB:.*]] = mpmd.fragment<mesh="m1", origin=["b"(1)]>
+// SCHEDULED: %[[UA:[0-9]+]]:3 = mpmd.fragment<mesh="m1", origin=[]> (%arg2, %[[GA]], %arg3) (
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED-NEXT: stablehlo.broadcast_in_dim
+// SCHEDULED-NEXT: stablehlo.multiply
+// SCHEDULED-NEXT: stablehlo.subtract
+// SCHEDULED: %[[UB:[0-9]+]]:4 = mpmd.fragment<mesh="m1", origin=[]> (%arg2, %[[GB]], %arg4) (
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED-NEXT: stablehlo.add
+// SCHEDULED-NEXT: stablehlo.broadcast_in_dim
+// SCHEDULED-NEXT: stablehlo.multiply
+// SCHEDULED-NEXT: stablehlo.subtract
+// SCHEDULED-NOT: mpmd.fragment
+// SCHEDULED: return %[[UA]]#2, %[[UB]]#3, %[[UB]]#1
+func.func @updates_by_computation(%arg0: !m1, %arg1: !m1, %arg2: !m1s, %arg3: !m1, %arg4: !m1) -> (!m1, !m1, !m1s)
+    attributes {mpmd.loop_iterations_known,
+                topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %ga = mpmd.fragment<mesh="m1", origin=["a"(1)]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %gb = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg1) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %count = mpmd.fragment<mesh="m1", origin=[]> (%arg2) (%x: !s) {
+    %c = stablehlo.add %x, %x : !s
+    mpmd.return %c : !s
+  } : (!m1s) -> !m1s
+  %ua = mpmd.fragment<mesh="m1", origin=[]> (%ga, %count) (%x: !t, %c: !s) {
+    %b = stablehlo.broadcast_in_dim %c, dims = [] : (!s) -> !t
+    %m = stablehlo.multiply %x, %b : !t
+    mpmd.return %m : !t
+  } : (!m1, !m1s) -> !m1
+  %ub = mpmd.fragment<mesh="m1", origin=[]> (%gb, %count) (%x: !t, %c: !s) {
+    %b = stablehlo.broadcast_in_dim %c, dims = [] : (!s) -> !t
+    %m = stablehlo.multiply %x, %b : !t
+    mpmd.return %m : !t
+  } : (!m1, !m1s) -> !m1
+  %va = mpmd.fragment<mesh="m1", origin=[]> (%ua, %arg3) (%x: !t, %w: !t) {
+    %d = stablehlo.subtract %w, %x : !t
+    mpmd.return %d : !t
+  } : (!m1, !m1) -> !m1
+  %vb = mpmd.fragment<mesh="m1", origin=[]> (%ub, %arg4) (%x: !t, %w: !t) {
+    %d = stablehlo.subtract %w, %x : !t
+    mpmd.return %d : !t
+  } : (!m1, !m1) -> !m1
+  func.return %va, %vb, %count : !m1, !m1, !m1s
+}

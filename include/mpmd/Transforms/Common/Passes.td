@@ -24,7 +24,11 @@ def MergeInferredFragmentsPass : Pass<"mpmd-merge-inferred-fragments", "ModuleOp
     operands are ready by then, or the next one when nothing reads it
     before: each mesh runs its fragments one after another in this order
     anyway, so such merges change no mesh's sequence; they only make fewer,
-    larger programs.
+    larger programs. In an unrolled loop it prefers a fragment of its
+    iteration that reads it or that it reads. Outside loops, work joins
+    only work of the same named computations (those whose results it
+    reads), so equal blocks on several meshes keep equal programs; work
+    reading none goes with its readers, copied per group when small.
   }];
   let options = [
     Option<"scheduled", "scheduled", "bool", /*default=*/"false",
