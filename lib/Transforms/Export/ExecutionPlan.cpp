@@ -235,6 +235,10 @@ OwningOpRef<ModuleOp> programModule(func::FuncOp callee, sdy::MeshAttr mesh) {
   for (StringRef attr : {StringRef("mesh_shape"), StringRef("mpmd.mesh"),
                          StringRef(kReservedHbmBytesAttrName)})
     main->removeAttr(attr);
+  // So are the arguments that die here without a result reusing them
+  // (`buffer_donors`): they depend on the other programs of the mesh.
+  for (unsigned arg = 0; arg < main.getNumArguments(); ++arg)
+    main.removeArgAttr(arg, "jax.buffer_donor");
   llvm::StringSet<> meshSymbols{kMeshSymbol};
   if (auto parent = callee->getParentOfType<ModuleOp>()) {
     for (auto meshOp : parent.getOps<sdy::MeshOp>())
