@@ -170,15 +170,21 @@ def compile_programs(specs: dict[str, Any], meshes: dict[str, Mesh],
                   or os.cpu_count() or 1)
     if workers <= 1:
         built = {name: build(name, spec) for name, spec in leaders.items()}
-    else:
-        with concurrent.futures.ThreadPoolExecutor(
-                max_workers=workers, thread_name_prefix="mpmd-compile") as pool:
-            futures = {name: pool.submit(build, name, spec)
-                       for name, spec in leaders.items()}
-            built = {name: future.result() for name, future in futures.items()}
-    for name, leader in follows.items():
-        built[name] = build(name, specs[name], like=built[leader])
-    return {name: built[name] for name in specs}
+        for name, leader in follows.items():
+            built[name] = build(name, specs[name], like=built[leader])
+        return {name: built[name] for name in specs}
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=workers, thread_name_prefix="mpmd-compile") as pool:
+        futures = {name: pool.submit(build, name, spec)
+                   for name, spec in leaders.items()}
+        # A follower is loaded once its leader is compiled, beside the
+        # compiles still running.
+        def follow(name: str, leader: str) -> MeshProgram:
+            return build(name, specs[name], like=futures[leader].result())
+
+        futures.update({name: pool.submit(follow, name, leader)
+                        for name, leader in follows.items()})
+        return {name: futures[name].result() for name in specs}
 
 
 # Whether the C++ step loop can be used: None until first asked.

@@ -11,6 +11,8 @@ for the others (`MeshProgram.compile(like=...)`).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
 import jax
@@ -18,6 +20,12 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
 __all__ = ["relocated", "shape_key"]
+
+# An executable's serialized form, made once for all the meshes it is
+# loaded for (serializing is about a third of a relocation).
+_payloads: "weakref.WeakKeyDictionary[jax.stages.Compiled, tuple]" = \
+    weakref.WeakKeyDictionary()
+_payloads_lock = threading.Lock()
 
 
 def shape_key(mesh: Mesh) -> tuple:
@@ -82,7 +90,13 @@ def _load_for(compiled: jax.stages.Compiled, source: Mesh,
     from jax._src import compiler as jax_compiler  # noqa: PLC0415
     from jax.experimental import serialize_executable  # noqa: PLC0415
 
-    payload, in_tree, out_tree = serialize_executable.serialize(compiled)
+    with _payloads_lock:
+        serialized = _payloads.get(compiled)
+    if serialized is None:
+        serialized = serialize_executable.serialize(compiled)
+        with _payloads_lock:
+            _payloads[compiled] = serialized
+    payload, in_tree, out_tree = serialized
     devices = list(target.devices.flat)
     moved = {a.id: b for a, b in zip(source.devices.flat, devices)}
     backend = devices[0].client
