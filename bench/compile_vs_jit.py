@@ -13,6 +13,12 @@ Two training steps, each compiled two ways:
   jit rolled  jax.jit(step).lower(*args).compile() of the step as the
           user had it: its microbatch loop as jax.lax.fori_loop (rolled),
           the arguments unsharded on the default device; the baseline
+  jit SPMD  the same rolled step with SPMD over all 8 devices: a mesh of
+          4 x 2 with axes ("data", "model"), the batch over "data", the
+          parameters (and Adam's moments, which follow them) laid out
+          over "model" as the model's specs say (tensor parallelism):
+          what a user compiles to run on the job's devices without mpmd
+          (cold only)
   jit     the same with the step's mpmd.fori_loop, which jax.jit unrolls
           at trace time (labelled "unrolled": a larger program than the
           user had)
@@ -27,7 +33,9 @@ Every measurement is a fresh process:
           second reads it; the second is the warm time
 
 Per model, one table: lower and compile seconds (mpmd's lower split into
-trace, partition and plan from Lowered.timings), mpmd over the rolled
+trace, partition and plan from Lowered.timings), the first call of the
+compiled step until its result is ready ("1st step") and the time from
+the start of lower to that result ("result"), mpmd over the rolled
 and the unrolled jit, the warm
 process over the first process on the same cache and over the cold one,
 the cache entries written, and mpmd's programs (distinct, and per mesh;
@@ -90,6 +98,17 @@ if len(jax.devices()) < 8:
 microbatches = request["microbatches"]
 
 
+def spmd(params, specs, *batch):
+    # The rolled step's SPMD placement over all 8 devices: parameters laid
+    # out by `specs` over "model", the batch over "data".
+    mesh = Mesh(np.array(jax.devices()[:8]).reshape(4, 2), ("data", "model"))
+    placed = jax.tree.map(lambda a, s: jax.device_put(a, NamedSharding(mesh, s)),
+                          params, specs,
+                          is_leaf=lambda s: isinstance(s, P))
+    batched = NamedSharding(mesh, P(None, "data"))
+    return placed, [jax.device_put(b, batched) for b in batch]
+
+
 def demo():
     import models
     devices = np.array(jax.devices()[:8]).reshape(2, 2, 2)
@@ -101,6 +120,9 @@ def demo():
                                 0, 64)
     targets = jax.numpy.roll(tokens, -1, axis=1)
     step = models.transformer_microbatched_step
+    if request["route"] == "jit" and request["spmd"]:
+        params, (tokens, targets) = spmd(
+            params, models.transformer_specs(params), tokens, targets)
     if request["route"] == "jit":
         return step, (params, tokens, targets), None
     assignment = models.transformer_assignment(4, ["m1", "m2"])
@@ -125,6 +147,9 @@ def llama_model():
     step = llama.make_train_step(optimizer)
     tokens, targets = llama.make_data(jax.random.PRNGKey(1), microbatches,
                                       batch=4)
+    if request["route"] == "jit" and request["spmd"]:
+        params, (tokens, targets) = spmd(params, llama.llama_specs(params),
+                                         tokens, targets)
     if request["route"] == "jit":
         return step, (params, optimizer.init(params), tokens, targets), None
     assignment = llama.llama_assignment(llama.LAYERS, meshes)
@@ -137,7 +162,8 @@ def llama_model():
     return step, (placed, optimizer.init(placed), tokens, targets), config
 
 
-if request["route"] == "jit_rolled":
+request["spmd"] = request["route"] == "jit_spmd"
+if request["route"] in ("jit_rolled", "jit_spmd"):
     # The step as the user had it before mpmd: the microbatch loop as
     # jax.lax.fori_loop (traced once, one rolled loop in one program).
     mpmd.fori_loop = lambda lower, upper, body, init, **_: \
@@ -150,7 +176,7 @@ if config is None:
     start = time.perf_counter()
     lowered = jax.jit(step).lower(*args)
     lowered_at = time.perf_counter()
-    lowered.compile()
+    compiled = lowered.compile()
     done = time.perf_counter()
 else:
     start = time.perf_counter()
@@ -175,7 +201,10 @@ else:
                   programs=programs, counts=counts,
                   by_mesh={mesh: len(names) for mesh, names in by_mesh.items()},
                   workers=workers)
+# The first step's result: what a user waits for before training starts.
+jax.block_until_ready(compiled(*args))
 result.update(lower=lowered_at - start, compile=done - lowered_at,
+              first_step=time.perf_counter() - done,
               platform=jax.devices()[0].platform)
 print(json.dumps(result))
 """
@@ -207,8 +236,11 @@ def measure(model: str, repeat: int, microbatches: int) -> dict:
     """Per route: the fastest cold process, and the warm pair (first,
     second) whose second was fastest, with the cache entries it wrote."""
     results: dict = {}
-    for route in ("jit_rolled", "jit", "mpmd"):
+    for route in ("jit_rolled", "jit_spmd", "jit", "mpmd"):
         cold = [child(model, route, "", microbatches) for _ in range(repeat)]
+        if route == "jit_spmd":  # cold only
+            results[route] = {"cold": fastest(cold)}
+            continue
         pairs = []
         for _ in range(repeat):
             with tempfile.TemporaryDirectory(prefix="compile_vs_jit-") as cache:
@@ -223,6 +255,11 @@ def measure(model: str, repeat: int, microbatches: int) -> dict:
     return results
 
 
+def to_result(row: dict) -> float:
+    """Seconds from the start of lower to the first step's result."""
+    return row["total"] + row["first_step"]
+
+
 def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}" if b > 0 else "-"
 
@@ -233,29 +270,36 @@ def print_table(model: str, results: dict, repeat: int) -> None:
     print(f"\n{model} ({platform}; seconds, min over {repeat} "
           f"process{'es' if repeat > 1 else ''} each)")
     header = (f"{'':30s} {'lower':>7s} {'compile':>8s} {'total':>7s} "
-              f"{'/ cold':>7s}  notes")
+              f"{'/ cold':>7s} {'1st step':>8s} {'result':>7s}  notes")
     print(header)
     print("-" * len(header))
 
     def line(label, row, cold=None, notes=""):
         relative = ratio(row["total"], cold["total"]) if cold else ""
         print(f"{label:30s} {row['lower']:7.2f} {row['compile']:8.2f} "
-              f"{row['total']:7.2f} {relative:>7s}  {notes}")
+              f"{row['total']:7.2f} {relative:>7s} {row['first_step']:8.2f} "
+              f"{to_result(row):7.2f}  {notes}")
 
     phases = mp["cold"]["phases"]
     line("jit cold (rolled loop)", rolled["cold"],
          notes="jax.lax.fori_loop: the step the user had")
+    spmd = results["jit_spmd"]
+    line("jit cold (rolled, SPMD 8)", spmd["cold"],
+         notes="the same over 8 devices: batch over 4, TP over 2")
     line("jit cold (unrolled)", jit["cold"],
          notes="mpmd.fori_loop under jax.jit: one body per microbatch")
     line("mpmd cold", mp["cold"], notes=(
         f"lower = trace {phases['trace']:.2f} + partition "
         f"{phases['partition']:.2f} + plan {phases['plan']:.2f}"))
     for label, base in (("mpmd / jit rolled, cold", rolled),
+                        ("mpmd / jit SPMD 8, cold", spmd),
                         ("mpmd / jit unrolled, cold", jit)):
         print(f"{label:30s} "
               f"{ratio(mp['cold']['lower'], base['cold']['lower']):>7s} "
               f"{ratio(mp['cold']['compile'], base['cold']['compile']):>8s} "
-              f"{ratio(mp['cold']['total'], base['cold']['total']):>7s}")
+              f"{ratio(mp['cold']['total'], base['cold']['total']):>7s} "
+              f"{'':7s} {'':8s} "
+              f"{ratio(to_result(mp['cold']), to_result(base['cold'])):>7s}")
     for route, results_ in (("jit rolled", rolled), ("jit", jit),
                             ("mpmd", mp)):
         first = results_["first"]
