@@ -27,9 +27,19 @@
 // last one's does not absorb the update after the loop: a constant used by
 // one iteration only stays apart (export merges it with the code before the
 // loop), and code after the loop becomes a program of its own. Once the
-// order is final, an inferred fragment of an iteration joins the first user
-// fragment of its iteration and mesh where its operands are ready, rather
-// than its neighbour, which differs between a schedule's phases.
+// order is final, an inferred fragment of an iteration joins a user
+// fragment of its iteration and mesh that reads it or that it reads (else
+// the first one where its operands are ready), rather than its neighbour,
+// which differs between a schedule's phases.
+//
+// Outside the loops of such a function, once the order is final, inferred
+// work joins only work of the same named computations (those whose results
+// it reads, through inferred work and transfers): the update after the loop
+// of a block's weights stays apart from the embedding's on the same mesh,
+// so that it is the same program as the other meshes' blocks' updates.
+// Work reading no named computation (a step counter) takes the group of
+// its readers, and is copied into each when several groups read it and it
+// is small and free of side effects.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +48,7 @@
 #include "mpmd/Transforms/Common/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -371,7 +382,7 @@ private:
         groups[fragment] = readers.begin()->first;
         continue;
       }
-      if (readers.size() + ungroupedReaders < 2 ||
+      if (readers.size() + ungroupedReaders < 2 || !copyable(fragment) ||
           llvm::any_of(fragment.getOperandTypes(), [](Type type) {
             auto tensor = dyn_cast<MeshTensorType>(type);
             return !tensor || !tensor.getRankedTensorType().hasStaticShape() ||
@@ -397,6 +408,20 @@ private:
       copied = true;
     }
     return copied;
+  }
+
+  /// Whether computing `fragment` twice is the same as computing it once:
+  /// every op in it free of memory effects (not a side-effecting custom
+  /// call, not a stateful random number).
+  static bool copyable(FragmentOp fragment) {
+    return !fragment->walk([&](Operation *op) {
+                       return op == fragment ||
+                                      op->hasTrait<OpTrait::IsTerminator>() ||
+                                      isMemoryEffectFree(op)
+                                  ? WalkResult::advance()
+                                  : WalkResult::interrupt();
+                     })
+                .wasInterrupted();
   }
 
   /// Whether inferred `fragment` may join its neighbour `target` outside

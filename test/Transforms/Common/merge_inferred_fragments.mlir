@@ -382,3 +382,44 @@ func.func @updates_by_computation(%arg0: !m1, %arg1: !m1, %arg2: !m1s, %arg3: !m
   } : (!m1, !m1) -> !m1
   func.return %va, %vb, %count : !m1, !m1, !m1s
 }
+
+// -----
+
+!t = tensor<4xf32>
+!s = tensor<f32>
+!m1 = !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+!m1s = !mpmd.mesh_tensor<"m1", tensor<f32>>
+
+// Work with a side effect is never copied, even when small and read by
+// two named computations' updates: it runs once.
+// SCHEDULED-LABEL: func.func @side_effects_are_not_copied
+// SCHEDULED: stablehlo.custom_call @log_step
+// SCHEDULED-NOT: stablehlo.custom_call
+// SCHEDULED: return
+func.func @side_effects_are_not_copied(%arg0: !m1, %arg1: !m1, %arg2: !m1s) -> (!m1, !m1)
+    attributes {mpmd.loop_iterations_known,
+                topology = #mpmd.topology<<"m1" : <["x"=2]>>>} {
+  %ga = mpmd.fragment<mesh="m1", origin=["a"(1)]> (%arg0) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %gb = mpmd.fragment<mesh="m1", origin=["b"(1)]> (%arg1) {call_counter = 0 : ui32} (%x: !t) {
+    %n = stablehlo.negate %x : !t
+    mpmd.return %n : !t
+  } : (!m1) -> !m1
+  %count = mpmd.fragment<mesh="m1", origin=[]> (%arg2) (%x: !s) {
+    %c = stablehlo.custom_call @log_step(%x) {has_side_effect = true} : (!s) -> !s
+    mpmd.return %c : !s
+  } : (!m1s) -> !m1s
+  %ua = mpmd.fragment<mesh="m1", origin=[]> (%ga, %count) (%x: !t, %c: !s) {
+    %b = stablehlo.broadcast_in_dim %c, dims = [] : (!s) -> !t
+    %m = stablehlo.multiply %x, %b : !t
+    mpmd.return %m : !t
+  } : (!m1, !m1s) -> !m1
+  %ub = mpmd.fragment<mesh="m1", origin=[]> (%gb, %count) (%x: !t, %c: !s) {
+    %b = stablehlo.broadcast_in_dim %c, dims = [] : (!s) -> !t
+    %m = stablehlo.multiply %x, %b : !t
+    mpmd.return %m : !t
+  } : (!m1, !m1s) -> !m1
+  func.return %ua, %ub : !m1, !m1
+}
