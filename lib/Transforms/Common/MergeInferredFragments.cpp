@@ -128,8 +128,7 @@ public:
     std::map<std::pair<StringRef, Group>, FragmentOp> previousInGroup;
     auto record = [&](FragmentOp fragment) {
       previousOnMesh[fragment.getMeshName()] = fragment;
-      if (iterationsKnown && !fragment.isUserFragment() &&
-          !loopIterationOf(fragment))
+      if (afterOrBeforeLoops(fragment))
         previousInGroup[{fragment.getMeshName(), groupOf(fragment)}] =
             fragment;
     };
@@ -151,8 +150,7 @@ public:
         join(previous, fragment);
         continue;
       }
-      if (iterationsKnown && !fragment.isUserFragment() &&
-          !loopIterationOf(fragment) && !groupOf(fragment).empty()) {
+      if (afterOrBeforeLoops(fragment) && !groupOf(fragment).empty()) {
         auto found = previousInGroup.find({mesh, groupOf(fragment)});
         if (found != previousInGroup.end() &&
             readyAt(fragment, found->second)) {
@@ -220,9 +218,7 @@ private:
             targets ? connectedTarget(fragment, *targets) : nullptr;
         if (!target)
           continue;
-        *target = position.lookup(*target) < position.lookup(fragment)
-                      ? merge(*target, fragment, *target)
-                      : merge(fragment, *target, *target);
+        *target = joinInOrder(fragment, *target);
         fragment = nullptr;
         merged = changed = true;
       }
@@ -235,15 +231,12 @@ private:
       if (!targets)
         continue;
       for (FragmentOp &target : *targets) {
-        if (position.lookup(target) < position.lookup(fragment)) {
-          if (!readyAt(fragment, target))
-            continue;
-          target = merge(target, fragment, target);
-        } else {
-          if (!unreadBefore(fragment, target))
-            break; // a later target is read from even more
-          target = merge(fragment, target, target);
-        }
+        bool before = position.lookup(target) < position.lookup(fragment);
+        if (before && !readyAt(fragment, target))
+          continue;
+        if (!before && !unreadBefore(fragment, target))
+          break; // a later target is read from even more
+        target = joinInOrder(fragment, target);
         changed = true;
         break;
       }
@@ -274,6 +267,21 @@ private:
         return &target;
     }
     return nullptr;
+  }
+
+  /// `fragment` merged into `target`, at `target`'s place (the earlier
+  /// one's operands first).
+  FragmentOp joinInOrder(FragmentOp fragment, FragmentOp target) {
+    return position.lookup(target) < position.lookup(fragment)
+               ? merge(target, fragment, target)
+               : merge(fragment, target, target);
+  }
+
+  /// Whether `fragment` is inferred work before or after the loops of an
+  /// unrolled function (in none of its iterations).
+  bool afterOrBeforeLoops(FragmentOp fragment) const {
+    return iterationsKnown && !fragment.isUserFragment() &&
+           !loopIterationOf(fragment);
   }
 
   void renumber() {
@@ -360,8 +368,8 @@ private:
       // (no recursion along chains).
       const Group &group = groupOf(&op);
       auto fragment = dyn_cast<FragmentOp>(op);
-      if (fragment && group.empty() && !fragment.isUserFragment() &&
-          !hasShardings(fragment) && !loopIterationOf(fragment))
+      if (fragment && group.empty() && afterOrBeforeLoops(fragment) &&
+          !hasShardings(fragment))
         candidates.push_back(fragment);
     }
     // Readers first: their groups are known when their producers are met.
