@@ -3,7 +3,7 @@ become on their way into the compiler, and the compiler's results back.
 
     text, plan = partition(config, Partitioner(jax_text), inputs, outputs,
                            input_kinds, output_kinds)
-    print(module_text(text))   # the module is printed when asked
+    print(text)   # the module is printed when first asked for
 
 `partition` runs import, optimize, sharding and export with the config's
 options (tables, comparators and merge predicates are evaluated when the
@@ -34,8 +34,55 @@ from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.schedules import loops as loop_schedules
 from mpmd.schedules.rules import to_mpmd
 
-__all__ = ["add_topology", "flat_io_assignment", "memory_kinds", "partition",
-           "unassigned_message", "warn_moved_arguments", "warning_at_user"]
+__all__ = ["ModuleText", "add_topology", "flat_io_assignment", "memory_kinds",
+           "partition", "unassigned_message", "warn_moved_arguments",
+           "warning_at_user"]
+
+
+class ModuleText:
+    """The partitioned module's text, printed when first used: `str(text)`,
+    `text()`, or any `str` method (`text.splitlines()`, `"x" in text`).
+    Printing is about a fifth of partitioning a small program, and the
+    runtime needs only the plan."""
+
+    __slots__ = ("_print", "_text")
+
+    def __init__(self, printer: Callable[[], str]) -> None:
+        self._print = printer
+        self._text: str | None = None
+
+    def __call__(self) -> str:
+        if self._text is None:
+            self._text = self._print()
+            self._print = None
+        return self._text
+
+    def __str__(self) -> str:
+        return self()
+
+    def __repr__(self) -> str:
+        return "ModuleText(printed)" if self._text is not None \
+            else "ModuleText(not printed yet)"
+
+    def __contains__(self, part: str) -> bool:
+        return part in self()
+
+    def __len__(self) -> int:
+        return len(self())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ModuleText):
+            other = other()
+        return self() == other
+
+    def __hash__(self) -> int:
+        return hash(self())
+
+    def __getattr__(self, name: str) -> Any:
+        # Only str's own methods: a misspelt attribute stays an error.
+        if name.startswith("_") or not hasattr(str, name):
+            raise AttributeError(name)
+        return getattr(self(), name)
 
 
 def flat_io_assignment(spec: Any, tree: Any, count: int,
@@ -82,10 +129,10 @@ def memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
 def partition(config: MpmdConfig, partitioner: Partitioner,
               inputs: dict[int, str], outputs: dict[int, str],
               input_kinds: dict[int, str], output_kinds: dict[int, str]
-              ) -> tuple[Callable[[], str], str]:
+              ) -> tuple[ModuleText, str]:
     """Runs import, optimize, sharding and export with the config's options;
-    returns the exported module's text, as a function that prints it when
-    first called (the runtime needs only the plan), and its plan. Tables,
+    returns the exported module's text, printed when first used (the
+    runtime needs only the plan), and its plan. Tables,
     comparators and merge predicates are evaluated when the compiler calls
     back with the program's fragments."""
     opts = config.partitioning_options
@@ -166,11 +213,11 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
                         merge_predicate=merge_predicate,
                         offload_activations=opts.offload_activations),
         compiler_options(opts), print_module=False)
-    return partitioner.module_text, plan
+    return ModuleText(partitioner.module_text), plan
 
 
-def module_text(text: str | Callable[[], str]) -> str:
-    """`text`, or what it prints (`partition`'s module)."""
+def module_text(text: str | ModuleText) -> str:
+    """`text`, printed when it is `partition`'s module."""
     return text if isinstance(text, str) else text()
 
 

@@ -3,6 +3,8 @@ compile -> call, with static and donated arguments as in jax.jit."""
 
 from __future__ import annotations
 
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -131,3 +133,27 @@ def test_donate_and_static_together_as_in_jax_jit():
     np.testing.assert_allclose(got, want)
     assert placed.is_deleted()
     assert sum(len(p.donated_args) for p in lowered.plan.programs.values()) == 1
+
+
+def test_partition_text_is_printed_when_first_used():
+    # What the shared partition benchmark (and a user of
+    # mpmd.lowering.partition) does with the module: str methods on it.
+    from mpmd.compiler import Partitioner
+    from mpmd.lowering import ModuleText, partition
+
+    params, x = inputs()
+    lowered = mpmd.jit(two_layers, config()).lower(params, x)
+    text, plan = partition(config(), Partitioner(lowered.jax_text()),
+                           {}, {}, {}, {})
+    assert isinstance(text, ModuleText)
+    assert "not printed" in repr(text)
+    assert "mpmd.fragment_call" in text
+    assert repr(text) == "ModuleText(printed)"
+    calls = [line for line in text.splitlines()
+             if "mpmd.fragment_call" in line]
+    assert len(calls) == 2 and text.count("mpmd.fragment_call") >= 2
+    assert str(text) == text() == lowered.as_text()
+    assert text == lowered.as_text() and len(text) == len(str(text))
+    assert json.loads(plan)["meshes"]
+    with pytest.raises(AttributeError):
+        text.splitline  # noqa: B018  (not a str method)
