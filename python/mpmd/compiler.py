@@ -188,8 +188,8 @@ class Partitioner:
                                         gpipe=gpipe)
 
     def partition(self, imports: ImportOptions, optimize: OptimizeOptions,
-                  options: Sequence[str] = (), *, print_module: bool = True
-                  ) -> tuple[str | None, str]:
+                  options: Sequence[str] = (), *, print_module: bool = True,
+                  print_programs: bool = True) -> tuple[str | None, str]:
         """Returns the printed MPMD program and its execution plan (JSON
         text, see `mpmd.runtime.plan`). `options`: the other options of
         the compiler's mpmd-partition pipeline as its "NAME=VALUE" text
@@ -200,7 +200,10 @@ class Partitioner:
 
         `print_module=False` returns (None, plan) and keeps the module:
         `module_text()` prints it when asked (printing is about a fifth of
-        partitioning a small program)."""
+        partitioning a small program). `print_programs=False` leaves the
+        programs' texts out of the plan (no "module" entries; printing them
+        is most of the plan's cost): `program_texts()` prints them when
+        asked."""
         try:
             return self._native.partition(
                 assignment=[(name, mesh, stage) for name, (mesh, stage)
@@ -217,14 +220,27 @@ class Partitioner:
                 offload_names=([] if isinstance(optimize.offload_activations,
                                                 bool)
                                else list(optimize.offload_activations)),
-                options=list(options), print_module=print_module)
+                options=list(options), print_module=print_module,
+                print_programs=print_programs)
         except _mpmd_compiler.DiagnosticError as error:
             _raise_compiler_error(error)
 
     def module_text(self) -> str:
         """The partitioned module, printed on the first call after
         `partition(..., print_module=False)`."""
-        return self._native.module_text()
+        try:
+            return self._native.module_text()
+        except _mpmd_compiler.DiagnosticError as error:
+            _raise_compiler_error(error)
+
+    def program_texts(self) -> dict[str, str]:
+        """{program: text} of the plan's programs (what the plan's
+        "module" entries hold), printed on the first call after
+        `partition(..., print_programs=False)`."""
+        try:
+            return dict(self._native.program_texts())
+        except _mpmd_compiler.DiagnosticError as error:
+            _raise_compiler_error(error)
 
 
 def _indexed(assignment: Mapping[int, str], kinds: Mapping[int, str]

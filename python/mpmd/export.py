@@ -170,7 +170,7 @@ def _from_lowered(lowered: Any, platforms: Any,
                 f"platforms names mesh {unknown[0]!r}, which the topology "
                 f"does not have (it has {', '.join(map(repr, topology))})")
     plan = lowered.plan
-    plan_data = json.loads(lowered.plan_json)
+    plan_data = json.loads(str(lowered.plan_json))
     parts: list[tuple[str, bytes]] = [("trees", _trees_payload(
         lowered.in_tree, lowered.out_tree))]
     # Programs the same but for their mesh (a pipeline's middle stages)

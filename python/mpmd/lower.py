@@ -29,7 +29,6 @@ from mpmd.config import (AssignmentError, ConfigError, is_abstract,
 from mpmd.errors import CompilerError
 from mpmd.partition_cache import partition_cached
 from mpmd.runtime.executor import require_memory_kind
-from mpmd.runtime.plan import ExecutionPlan
 from mpmd.shardings import (add_entry_shardings, flat_prefix,
                             input_placements, output_placements)
 from mpmd.stages import Lowered
@@ -187,7 +186,7 @@ def lower_traced(function: "MpmdFunction", traced: "Traced") -> Lowered:
             error, arguments=paths, results=out_paths,
             committed=committed) from None
     partitioned = time.perf_counter()
-    plan = ExecutionPlan.from_json(plan_json)
+    plan = lowering.execution_plan(plan_json)
     lowering.warn_moved_arguments(plan, committed, paths)
     lowering.warn_idle_meshes(plan, config)
     lowered_mpmd = Lowered(config, mpmd_text, plan, in_tree,

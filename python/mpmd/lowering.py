@@ -4,6 +4,7 @@ become on their way into the compiler, and the compiler's results back.
     text, plan = partition(config, Partitioner(jax_text), inputs, outputs,
                            input_kinds, output_kinds)
     print(text)   # the module is printed when first asked for
+    execution_plan(plan)   # its programs' texts too
 
 `partition` runs import, optimize, sharding and export with the config's
 options (tables, comparators and merge predicates are evaluated when the
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import warnings
 from typing import Any, Callable, Iterator, Sequence
 
@@ -29,40 +31,42 @@ from mpmd.config import (AssignmentError, ConfigError, MpmdConfig,
 from mpmd.errors import MpmdError
 from mpmd.options import compiler_options
 from mpmd.runtime.executor import require_memory_kind
+from mpmd.runtime.plan import ExecutionPlan
 from mpmd.shardings import ShardingError
 from mpmd.schedules import FragmentInfo, explicit_order, merge_pairs
 from mpmd.schedules import loops as loop_schedules
 from mpmd.schedules.rules import to_mpmd
 
-__all__ = ["ModuleText", "add_topology", "flat_io_assignment", "memory_kinds",
+__all__ = ["LazyText", "ModuleText", "PlanText", "add_topology",
+           "execution_plan", "flat_io_assignment", "memory_kinds",
            "partition", "unassigned_message", "warn_moved_arguments",
            "warning_at_user"]
 
 
-class ModuleText:
-    """The partitioned module's text, printed when first used: `str(text)`,
-    `text()`, or any `str` method (`text.splitlines()`, `"x" in text`).
-    Printing is about a fifth of partitioning a small program, and the
-    runtime needs only the plan."""
+class LazyText:
+    """Text printed when first used: `str(text)`, `text()`, or any `str`
+    method (`text.splitlines()`, `"x" in text`). Subclasses print it in
+    `_render`."""
 
-    __slots__ = ("_print", "_text")
+    __slots__ = ("_text",)
 
-    def __init__(self, printer: Callable[[], str]) -> None:
-        self._print = printer
+    def __init__(self) -> None:
         self._text: str | None = None
+
+    def _render(self) -> str:
+        raise NotImplementedError
 
     def __call__(self) -> str:
         if self._text is None:
-            self._text = self._print()
-            self._print = None
+            self._text = self._render()
         return self._text
 
     def __str__(self) -> str:
         return self()
 
     def __repr__(self) -> str:
-        return "ModuleText(printed)" if self._text is not None \
-            else "ModuleText(not printed yet)"
+        state = "printed" if self._text is not None else "not printed yet"
+        return f"{type(self).__name__}({state})"
 
     def __contains__(self, part: str) -> bool:
         return part in self()
@@ -71,7 +75,7 @@ class ModuleText:
         return len(self())
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ModuleText):
+        if isinstance(other, LazyText):
             other = other()
         return self() == other
 
@@ -83,6 +87,62 @@ class ModuleText:
         if name.startswith("_") or not hasattr(str, name):
             raise AttributeError(name)
         return getattr(self(), name)
+
+
+class ModuleText(LazyText):
+    """The partitioned module's text, printed when first used (printing is
+    about a fifth of partitioning a small program, and the runtime needs
+    only the plan)."""
+
+    __slots__ = ("_printer",)
+
+    def __init__(self, printer: Callable[[], str]) -> None:
+        super().__init__()
+        self._printer: Callable[[], str] | None = printer
+
+    def _render(self) -> str:
+        text, self._printer = self._printer(), None
+        return text
+
+
+class PlanText(LazyText):
+    """The execution plan's JSON, whose programs' texts the compiler prints
+    when first asked for: `light` is the plan without them (what `lower()`
+    reads: `execution_plan(plan)`), `program_texts()` gives them, and the
+    text itself (`str(plan)`) is the whole plan, as the compiler would have
+    written it in one go (the cache, exports and the processes' check of
+    one plan read that)."""
+
+    __slots__ = ("light", "_program_texts", "_texts")
+
+    def __init__(self, light: str,
+                 program_texts: Callable[[], dict[str, str]]) -> None:
+        super().__init__()
+        self.light = light
+        self._program_texts: Callable[[], dict[str, str]] | None = \
+            program_texts
+        self._texts: dict[str, str] | None = None
+
+    def program_texts(self) -> dict[str, str]:
+        if self._texts is None:
+            self._texts, self._program_texts = self._program_texts(), None
+        return self._texts
+
+    def _render(self) -> str:
+        data = json.loads(self.light)
+        texts = self.program_texts()
+        for name, program in data["programs"].items():
+            program["module"] = texts[name]
+        return json.dumps(data, indent=2, sort_keys=True)
+
+
+def execution_plan(plan: str | PlanText) -> ExecutionPlan:
+    """The plan `partition` (or the cache) gave; a PlanText's programs
+    read their texts when first used."""
+    if isinstance(plan, PlanText):
+        return ExecutionPlan.from_json(plan.light,
+                                       program_texts=plan.program_texts)
+    return ExecutionPlan.from_json(plan)
 
 
 def flat_io_assignment(spec: Any, tree: Any, count: int,
@@ -129,10 +189,11 @@ def memory_kinds(assigned: dict[int, str]) -> dict[int, str]:
 def partition(config: MpmdConfig, partitioner: Partitioner,
               inputs: dict[int, str], outputs: dict[int, str],
               input_kinds: dict[int, str], output_kinds: dict[int, str]
-              ) -> tuple[ModuleText, str]:
+              ) -> tuple[ModuleText, PlanText]:
     """Runs import, optimize, sharding and export with the config's options;
-    returns the exported module's text, printed when first used (the
-    runtime needs only the plan), and its plan. Tables,
+    returns the exported module's text and its plan, whose programs' texts
+    are printed when first used (the runtime needs them when it compiles;
+    printing them was most of the plan's cost). Tables,
     comparators and merge predicates are evaluated when the compiler calls
     back with the program's fragments."""
     opts = config.partitioning_options
@@ -212,8 +273,9 @@ def partition(config: MpmdConfig, partitioner: Partitioner,
         OptimizeOptions(kind, order=order, merge_rules=merge_pairs(rules, []),
                         merge_predicate=merge_predicate,
                         offload_activations=opts.offload_activations),
-        compiler_options(opts), print_module=False)
-    return ModuleText(partitioner.module_text), plan
+        compiler_options(opts), print_module=False, print_programs=False)
+    return (ModuleText(partitioner.module_text),
+            PlanText(plan, partitioner.program_texts))
 
 
 def module_text(text: str | ModuleText) -> str:

@@ -146,7 +146,7 @@ def partition_cached(config: Any, text: str, placements: tuple,
         warnings.warn_explicit(record.message, record.category,
                                record.filename, record.lineno)
     _write(directory, path, {
-        "module": module_text(module), "plan": plan,
+        "module": module_text(module), "plan": str(plan),
         "warnings": [[record.category.__name__, str(record.message)]
                      for record in caught]})
     return module, plan, False

@@ -95,9 +95,10 @@ class Lowered:
         self.static_argnums = static_argnums
         # The pytree path of each flat argument, `params['w1']` style.
         self.argument_paths: list[str] = []
-        # The plan as the compiler wrote it (JSON), where lowering kept it:
-        # what `mpmd.export` stores.
-        self.plan_json: str | None = None
+        # The plan as the compiler wrote it (JSON text, or mpmd.lowering's
+        # PlanText, whose str() is), where lowering kept it: what
+        # `mpmd.export` stores.
+        self.plan_json: Any = None
         # The Python function's name, for messages.
         self.function_name = plan.function
         # Seconds spent per phase: "trace" (JAX traces and lowers),
@@ -282,7 +283,7 @@ class Lowered:
             if split is choice.chosen:
                 plan = self.plan
             else:
-                plan = ExecutionPlan.from_json(
+                plan = lowering.execution_plan(
                     repartition(choice.assignment_of(split))[1])
             return simulate(plan, costs)
 
@@ -329,8 +330,8 @@ class Lowered:
         # Processes agree on the plan's JSON where lowering kept it (it
         # holds every program and step), without printing the module.
         executable = PlanExecutable.compile(
-            self.plan, topology, self.plan_json if self.plan_json is not None
-            else self._module_text(),
+            self.plan, topology, str(self.plan_json)
+            if self.plan_json is not None else self._module_text(),
             f"function {self.function_name!r}", io=self.io,
             describe=arguments.describe_argument(self.argument_paths), error=InputError)
         compiled = Compiled(self, executable)

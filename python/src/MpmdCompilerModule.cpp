@@ -1,7 +1,8 @@
 //===- MpmdCompilerModule.cpp - nanobind module mpmd._mpmd_compiler -------===//
 //
 // A thin Python face of the mpmd compiler: parse, verify and transform MLIR
-// text. Every call builds a fresh MLIRContext, runs without the GIL, and
+// text. Every call runs in an MLIRContext of its own (taken from a small
+// pool of them, see ContextPool), without the GIL, and
 // collects diagnostics instead of printing them; a failure raises
 // `_mpmd_compiler.DiagnosticError(summary, diagnostics)`, where each diagnostic
 // is a `(severity, location, message, notes)` tuple and `notes` is a list of
@@ -50,6 +51,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <mutex>
 
 #include <functional>
 #include <memory>
@@ -76,6 +78,9 @@ struct CompileOutcome {
   std::string plan;
   std::string failureSummary;
   std::vector<CollectedDiagnostic> diagnostics;
+  // The run crashed (a signal or a fatal error caught by runGuarded): its
+  // context may be corrupt and is never used again.
+  bool crashed = false;
 };
 
 llvm::StringRef severityName(mlir::DiagnosticSeverity severity) {
@@ -119,32 +124,141 @@ CollectedDiagnostic collect(const mlir::Diagnostic &diag) {
   return result;
 }
 
-/// A context with every mpmd dialect, unknown dialects kept opaque, and a
-/// handler that records diagnostics into `sink`.
+/// MLIR contexts with every mpmd dialect, kept between compiler calls:
+/// making one and loading its dialects again (StableHLO registers some 120
+/// ops) was about a tenth of partitioning a small program. A context goes
+/// back only from a run that did not crash, only while the text parsed
+/// into it stays under the budget (what a context uniques, large constants
+/// among them, lives as long as it does), and only while the IFRT dialect
+/// is not loaded in it: mpmd-lower-to-ifrt writes IFRT ops by name with
+/// opaque types, which a context that has read IFRT IR would verify as
+/// our IFRT subset's.
+class ContextPool {
+public:
+  struct Lease {
+    std::unique_ptr<mlir::MLIRContext> context;
+    size_t parsedBytes = 0;
+  };
+
+  /// What the pool did so far (for tests and curious users).
+  struct Stats {
+    size_t created = 0;    // contexts made
+    size_t idle = 0;       // waiting in the pool now
+    size_t overBudget = 0; // dropped after parsing more than the budget
+  };
+
+  static Lease take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      std::vector<Lease> &idle = pool();
+      if (!idle.empty()) {
+        Lease lease = std::move(idle.back());
+        idle.pop_back();
+        return lease;
+      }
+      ++state().stats.created;
+    }
+    mlir::DialectRegistry registry;
+    mlir::mpmd::registerAllDialects(registry);
+    auto context = std::make_unique<mlir::MLIRContext>(
+        registry, mlir::MLIRContext::Threading::DISABLED);
+    context->allowUnregisteredDialects(true);
+    // The location says where; a dump of the op would flood the message.
+    context->printOpOnDiagnostic(false);
+    return {std::move(context), 0};
+  }
+
+  static void give(Lease lease) {
+    if (lease.context->getLoadedDialect(kIfrtDialect))
+      return;
+    std::lock_guard<std::mutex> lock(mutex());
+    if (lease.parsedBytes > state().budgetBytes) {
+      ++state().stats.overBudget;
+      return;
+    }
+    if (pool().size() < state().maxIdle)
+      pool().push_back(std::move(lease));
+  }
+
+  static Stats stats() {
+    std::lock_guard<std::mutex> lock(mutex());
+    Stats result = state().stats;
+    result.idle = pool().size();
+    return result;
+  }
+
+  /// Sets the limits (kept: zero), returns the old ones; lower limits
+  /// apply to contexts given back from then on.
+  static std::pair<size_t, size_t> setLimits(size_t maxIdle,
+                                             size_t budgetBytes) {
+    std::lock_guard<std::mutex> lock(mutex());
+    std::pair<size_t, size_t> old{state().maxIdle, state().budgetBytes};
+    if (maxIdle)
+      state().maxIdle = maxIdle;
+    if (budgetBytes)
+      state().budgetBytes = budgetBytes;
+    return old;
+  }
+
+private:
+  static constexpr llvm::StringLiteral kIfrtDialect = "ifrt";
+  struct State {
+    size_t maxIdle = 4;
+    size_t budgetBytes = size_t(64) << 20;
+    Stats stats;
+  };
+  static State &state() {
+    static State instance;
+    return instance;
+  }
+  static std::mutex &mutex() {
+    static std::mutex instance;
+    return instance;
+  }
+  // Leaked on purpose: contexts are not destroyed after the interpreter
+  // has unloaded the dialects' libraries at exit.
+  static std::vector<Lease> &pool() {
+    static auto *idle = new std::vector<Lease>();
+    return *idle;
+  }
+};
+
+/// A pooled context with a handler that records diagnostics into `sink`;
+/// the context goes back to the pool when the session ends, unless
+/// `abandon()` said the run crashed.
 class CompilerSession {
 public:
   explicit CompilerSession(std::vector<CollectedDiagnostic> &sink)
-      : context(makeRegistry(), mlir::MLIRContext::Threading::DISABLED),
-        handler(&context, [&sink](mlir::Diagnostic &diag) {
-          sink.push_back(collect(diag));
-          return mlir::success();
-        }) {
-    context.allowUnregisteredDialects(true);
-    // The location says where; a dump of the op would flood the message.
-    context.printOpOnDiagnostic(false);
+      : lease(ContextPool::take()),
+        handler(std::make_unique<mlir::ScopedDiagnosticHandler>(
+            lease.context.get(), [&sink](mlir::Diagnostic &diag) {
+              sink.push_back(collect(diag));
+              return mlir::success();
+            })) {}
+
+  ~CompilerSession() {
+    handler.reset();
+    if (abandoned)
+      (void)lease.context.release(); // left as the crash left it
+    else
+      ContextPool::give(std::move(lease));
   }
 
-  mlir::MLIRContext &getContext() { return context; }
+  CompilerSession(const CompilerSession &) = delete;
+  CompilerSession &operator=(const CompilerSession &) = delete;
+
+  mlir::MLIRContext &getContext() { return *lease.context; }
+
+  /// Counts `bytes` of text parsed into the context (see ContextPool).
+  void noteParsed(size_t bytes) { lease.parsedBytes += bytes; }
+
+  /// The run crashed: the context is neither pooled nor destroyed.
+  void abandon() { abandoned = true; }
 
 private:
-  static mlir::DialectRegistry makeRegistry() {
-    mlir::DialectRegistry registry;
-    mlir::mpmd::registerAllDialects(registry);
-    return registry;
-  }
-
-  mlir::MLIRContext context;
-  mlir::ScopedDiagnosticHandler handler;
+  ContextPool::Lease lease;
+  std::unique_ptr<mlir::ScopedDiagnosticHandler> handler;
+  bool abandoned = false;
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> parseModule(mlir::MLIRContext &context,
@@ -314,6 +428,7 @@ CompileOutcome runGuarded(const std::string &text, CompileBody body) {
   const std::string *pipeline = ranPipeline.empty() ? nullptr : &ranPipeline;
   // What the crashed run built is abandoned: its context may be corrupt.
   CompileOutcome crashed;
+  crashed.crashed = true;
   crashed.diagnostics = outcome.diagnostics;
   std::string where =
       position.pass.empty()
@@ -362,8 +477,10 @@ bool runAndVerify(mlir::PassManager &pm, mlir::ModuleOp module,
 
 /// Adds the execution plan to `outcome`; false (with the summary set) when
 /// the module is not an exported program.
-bool addPlan(mlir::ModuleOp module, CompileOutcome &outcome) {
-  mlir::FailureOr<std::string> plan = mlir::mpmd::buildExecutionPlan(module);
+bool addPlan(mlir::ModuleOp module, CompileOutcome &outcome,
+             bool withProgramTexts = true) {
+  mlir::FailureOr<std::string> plan =
+      mlir::mpmd::buildExecutionPlan(module, withProgramTexts);
   if (mlir::failed(plan)) {
     outcome.failureSummary = "could not build the execution plan";
     return false;
@@ -380,7 +497,10 @@ CompileOutcome compile(const std::string &text, const std::string *pipeline,
   return runGuarded(text, [&](CompileOutcome &outcome,
                               CompilerPosition &position,
                               std::string &ranPipeline) {
+    // A crash longjmps past this frame: the session is never destroyed,
+    // and its context never goes back to the pool.
     CompilerSession session(outcome.diagnostics);
+    session.noteParsed(text.size());
     mlir::OwningOpRef<mlir::ModuleOp> module =
         parseModule(session.getContext(), text, sourceName);
     if (!module) {
@@ -586,6 +706,7 @@ public:
                                            CompilerPosition &,
                                            std::string &) {
         session = std::make_unique<CompilerSession>(sink);
+        session->noteParsed(this->text.size());
         module = parseModule(session->getContext(), this->text, sourceName);
         out.diagnostics = std::move(sink);
         sink.clear();
@@ -606,10 +727,8 @@ public:
         }
         out.text = "";
       });
-      if (!outcome.text) {
-        module = nullptr;
-        session.reset();
-      }
+      if (!outcome.text)
+        endSession(outcome.crashed);
     }
     raiseOnFailure(this->categories, std::move(outcome));
   }
@@ -628,7 +747,7 @@ public:
                       const std::vector<std::pair<std::string, unsigned>>
                           &fixedEntries,
                       int64_t memoryLimit, bool gpipe) {
-    if (!module || partitioned)
+    if (!module || partitionRan)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
     mlir::mpmd::CostTable table =
@@ -700,10 +819,11 @@ public:
                       bool offloadActivations,
                       const std::vector<std::string> &offloadNames,
                       const std::vector<std::string> &options,
-                      bool printText) {
-    if (!module || partitioned)
+                      bool printText, bool printPrograms) {
+    if (!module || partitionRan)
       throw nb::value_error("this Partitioner has already partitioned its "
                             "module (or failed to); make a new one");
+    partitionRan = true;
     // The simple options (switches) from their text, then the values that
     // come as arguments of their own.
     mlir::mpmd::PartitionOptions partitionOptions =
@@ -781,19 +901,20 @@ public:
         pm->printAsTextualPipeline(os);
         os.flush();
         bool ok = runAndVerify(*pm, *module, "partitioning", out) &&
-                  addPlan(*module, out);
+                  addPlan(*module, out, printPrograms);
         out.diagnostics = std::move(sink);
         sink.clear();
         if (ok)
           out.text = printText ? printModule(*module, /*generic=*/false)
                                : std::string();
       });
-      // The module stays for module_text() when it was not printed.
-      partitioned = outcome.text.has_value() && !printText;
-      if (!partitioned) {
-        module = nullptr;
-        session.reset();
-      }
+      // The module stays for module_text() and program_texts() when they
+      // were not printed.
+      bool ok = outcome.text.has_value();
+      textDeferred = ok && !printText;
+      programsDeferred = ok && !printPrograms;
+      if (!textDeferred && !programsDeferred)
+        endSession(outcome.crashed);
     }
     if (pending.error)
       throw nb::python_error(std::move(*pending.error));
@@ -804,39 +925,99 @@ public:
   }
 
   /// The partitioned module, printed (once) after a partition that did
-  /// not print it; the module is freed then.
+  /// not print it; the module is freed when nothing more is to be printed.
   std::string moduleText() {
     if (!printedText) {
-      if (!partitioned)
+      if (!textDeferred)
         throw nb::value_error("module_text() follows a partition(..., "
                               "print_module=False) of this Partitioner");
-      CompileOutcome outcome;
-      {
-        nb::gil_scoped_release release;
-        outcome = runGuarded(text, [&](CompileOutcome &out,
-                                       CompilerPosition &, std::string &) {
-          out.text = printModule(*module, /*generic=*/false);
-        });
-        module = nullptr;
-        session.reset();
-        partitioned = false;
-      }
-      printedText = *raiseOnFailure(categories, std::move(outcome)).text;
+      printedText = *printDeferred([&](CompileOutcome &out) {
+                       out.text = printModule(*module, /*generic=*/false);
+                     }).text;
+      releaseIfPrinted();
     }
     return *printedText;
   }
 
+  /// The texts of the plan's programs as (name, text) pairs, printed
+  /// (once) after a partition whose plan left them out
+  /// (print_programs=False); equal programs share one text.
+  std::vector<std::pair<std::string, std::string>> programTexts() {
+    if (!programs) {
+      if (!programsDeferred)
+        throw nb::value_error("program_texts() follows a partition(..., "
+                              "print_programs=False) of this Partitioner");
+      std::vector<std::pair<std::string, std::string>> texts;
+      printDeferred([&](CompileOutcome &out) {
+        auto built = mlir::mpmd::buildProgramTexts(*module);
+        if (mlir::failed(built)) {
+          out.failureSummary = "could not print the plan's programs";
+          return;
+        }
+        texts = std::move(*built);
+        out.text = "";
+      });
+      programs = std::move(texts);
+      releaseIfPrinted();
+    }
+    return *programs;
+  }
+
 private:
+  /// Runs `print` on the kept module and raises what it reports; a crash
+  /// abandons the module.
+  CompileOutcome
+  printDeferred(llvm::function_ref<void(CompileOutcome &)> print) {
+    if (!module)
+      throw nb::value_error("the partitioned module is gone: printing it "
+                            "crashed before");
+    CompileOutcome outcome;
+    {
+      nb::gil_scoped_release release;
+      outcome = runGuarded(text, [&](CompileOutcome &out, CompilerPosition &,
+                                     std::string &) {
+        print(out);
+        out.diagnostics = std::move(sink);
+        sink.clear();
+      });
+      if (outcome.crashed)
+        endSession(/*crashed=*/true);
+    }
+    return raiseOnFailure(categories, std::move(outcome));
+  }
+
+  /// Frees the module once all that partition() left to print is printed.
+  void releaseIfPrinted() {
+    if ((!textDeferred || printedText) && (!programsDeferred || programs))
+      endSession(/*crashed=*/false);
+  }
+
+  /// Frees the module, then its session (whose context is pooled unless
+  /// the run crashed).
+  void endSession(bool crashed) {
+    if (crashed && session) {
+      // Neither is touched again: a crash may have left them corrupt.
+      session->abandon();
+      (void)module.release();
+    }
+    module = nullptr;
+    session.reset();
+  }
+
   PythonCategories categories;
   std::string text;
   std::vector<CollectedDiagnostic> sink;
   // Destroyed in reverse: the module before its context.
   std::unique_ptr<CompilerSession> session;
   mlir::OwningOpRef<mlir::ModuleOp> module;
-  // After partition(..., print_module=False): the module is kept, and
-  // printed on the first module_text().
-  bool partitioned = false;
+  bool partitionRan = false;
+  // After partition(..., print_module=False / print_programs=False): the
+  // module is kept, and printed on the first module_text() /
+  // program_texts().
+  bool textDeferred = false;
+  bool programsDeferred = false;
   std::optional<std::string> printedText;
+  std::optional<std::vector<std::pair<std::string, std::string>>> programs;
   std::vector<std::string> computations;
   std::vector<std::string> tensors;
 };
@@ -944,6 +1125,24 @@ NB_MODULE(_mpmd_compiler, m) {
       .value("MIXED", mlir::mpmd::FragmentKind::kMixed)
       .value("WEIGHT_GRADIENT", mlir::mpmd::FragmentKind::kWeightGradient);
   // The spellings (pass options, plans, messages) come from TableGen.
+  m.def(
+      "_context_pool",
+      [](size_t maxIdle, size_t budgetBytes) {
+        auto [oldIdle, oldBudget] =
+            ContextPool::setLimits(maxIdle, budgetBytes);
+        ContextPool::Stats stats = ContextPool::stats();
+        nb::dict result;
+        result["created"] = stats.created;
+        result["idle"] = stats.idle;
+        result["over_budget"] = stats.overBudget;
+        result["max_idle"] = oldIdle;
+        result["budget_bytes"] = oldBudget;
+        return result;
+      },
+      nb::arg("max_idle") = 0, nb::arg("budget_bytes") = 0,
+      "The pool of MLIR contexts compiler calls run in: counts (created, "
+      "idle, over_budget) and the limits before this call (max_idle, "
+      "budget_bytes); nonzero arguments set new limits.");
   m.def("schedule_kinds",
         &enumSpellings<mlir::mpmd::ScheduleKind,
                        mlir::mpmd::getMaxEnumValForScheduleKind,
@@ -989,7 +1188,7 @@ NB_MODULE(_mpmd_compiler, m) {
            nb::arg("offload_activations") = false,
            nb::arg("offload_names") = std::vector<std::string>(),
            nb::arg("options") = std::vector<std::string>(),
-           nb::arg("print_module") = true,
+           nb::arg("print_module") = true, nb::arg("print_programs") = true,
            "Partitions the module (once) with the mpmd-partition pipeline. "
            "`assignment` is [(name, mesh, stage or None)], the io "
            "assignments [(index, mesh, memory kind or '')]. "
@@ -1004,8 +1203,13 @@ NB_MODULE(_mpmd_compiler, m) {
            "(['infer-transfers=true', 'remat=false', ...]); a malformed one "
            "is a ValueError. Returns (printed MPMD module, execution plan "
            "as JSON text); with print_module=False (None, plan), and "
-           "module_text() prints the module when asked.")
+           "module_text() prints the module when asked; with "
+           "print_programs=False the plan's programs carry no \"module\" "
+           "text, and program_texts() prints them when asked.")
       .def("module_text", &Partitioner::moduleText,
            "The partitioned module, printed on the first call after "
-           "partition(..., print_module=False).");
+           "partition(..., print_module=False).")
+      .def("program_texts", &Partitioner::programTexts,
+           "[(program, text)] of the plan's programs, printed on the first "
+           "call after partition(..., print_programs=False).");
 }

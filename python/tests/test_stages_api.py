@@ -146,7 +146,7 @@ def test_partition_text_is_printed_when_first_used():
     text, plan = partition(config(), Partitioner(lowered.jax_text()),
                            {}, {}, {}, {})
     assert isinstance(text, ModuleText)
-    assert "not printed" in repr(text)
+    assert repr(text) == "ModuleText(not printed yet)"
     assert "mpmd.fragment_call" in text
     assert repr(text) == "ModuleText(printed)"
     calls = [line for line in text.splitlines()
@@ -154,6 +154,97 @@ def test_partition_text_is_printed_when_first_used():
     assert len(calls) == 2 and text.count("mpmd.fragment_call") >= 2
     assert str(text) == text() == lowered.as_text()
     assert text == lowered.as_text() and len(text) == len(str(text))
-    assert json.loads(plan)["meshes"]
     with pytest.raises(AttributeError):
         text.splitline  # noqa: B018  (not a str method)
+
+
+def test_plan_programs_are_printed_when_first_read():
+    from mpmd.compiler import Partitioner
+    from mpmd.lowering import PlanText, execution_plan, partition
+    from mpmd.runtime.plan import ExecutionPlan
+
+    params, x = inputs()
+    jax_text = mpmd.jit(two_layers, config()).lower(params, x).jax_text()
+    class Eager(Partitioner):
+        def partition(self, *args, **kwargs):
+            return super().partition(*args, **dict(kwargs,
+                                                   print_programs=True))
+
+    # The plan the compiler writes in one go, texts and all.
+    _, eager = partition(config(), Eager(jax_text), {}, {}, {}, {})
+    whole = json.loads(eager.light)
+    assert all(p["module"].startswith('"builtin.module"')
+               for p in whole["programs"].values())
+
+    _, plan = partition(config(), Partitioner(jax_text), {}, {}, {}, {})
+    assert isinstance(plan, PlanText)
+    light = json.loads(plan.light)
+    assert set(light["programs"]) == set(whole["programs"])
+    assert not any("module" in p for p in light["programs"].values())
+    read = execution_plan(plan)
+    assert list(read.programs) == sorted(whole["programs"])
+    assert repr(plan) == "PlanText(not printed yet)"
+    for name, spec in read.programs.items():
+        assert spec.module == whole["programs"][name]["module"]
+    assert read == ExecutionPlan.from_json(json.dumps(whole))
+    assert json.loads(str(plan)) == whole
+    assert plan.program_texts() == {name: p["module"] for name, p
+                                    in whole["programs"].items()}
+
+
+def test_deferred_texts_are_asked_for_in_order():
+    from mpmd import _mpmd_compiler
+    from mpmd.compiler import ImportOptions, OptimizeOptions, Partitioner
+
+    params, x = inputs()
+    jax_text = mpmd.jit(two_layers, config()).lower(params, x).jax_text()
+    partitioner = Partitioner(jax_text)
+    with pytest.raises(ValueError, match="follows a partition"):
+        partitioner.program_texts()
+    imports = ImportOptions({"l1": ("m1", None), "l2": ("m2", None)})
+    optimize = OptimizeOptions(mpmd.compiler.ScheduleKind.NONE)
+    module, plan = partitioner.partition(imports, optimize,
+                                         print_module=False,
+                                         print_programs=False)
+    assert module is None and '"module"' not in plan
+    pool = _mpmd_compiler._context_pool()
+    texts = partitioner.program_texts()
+    assert texts and all(t.startswith('"builtin.module"')
+                         for t in texts.values())
+    assert partitioner.program_texts() == texts  # printed once
+    # The module (and its context) is kept for the module's text, and
+    # freed once that is printed.
+    assert _mpmd_compiler._context_pool()["idle"] == pool["idle"]
+    assert "mpmd.fragment_call" in partitioner.module_text()
+    assert _mpmd_compiler._context_pool()["idle"] == min(pool["idle"] + 1,
+                                                        pool["max_idle"])
+    # A partition that printed its programs has none left to print.
+    eager = Partitioner(jax_text)
+    eager.partition(imports, optimize)
+    with pytest.raises(ValueError, match="print_programs=False"):
+        eager.program_texts()
+
+
+def test_partition_results_hold_no_cycles():
+    # The texts keep the partitioned module (and its MLIR context) until
+    # they are printed; dropping them must free it at once, not at the
+    # next garbage collection.
+    import gc
+
+    from mpmd import _mpmd_compiler
+    from mpmd.compiler import Partitioner
+    from mpmd.lowering import partition
+
+    params, x = inputs()
+    jax_text = mpmd.jit(two_layers, config()).lower(params, x).jax_text()
+    gc.collect()
+    gc.disable()
+    try:
+        text, plan = partition(config(), Partitioner(jax_text),
+                               {}, {}, {}, {})
+        pool = _mpmd_compiler._context_pool()
+        del text, plan
+        assert _mpmd_compiler._context_pool()["idle"] == min(
+            pool["idle"] + 1, pool["max_idle"])
+    finally:
+        gc.enable()

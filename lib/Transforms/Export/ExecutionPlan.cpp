@@ -284,6 +284,36 @@ private:
   llvm::DenseMap<Type, SmallVector<Printed>> printed;
 };
 
+/// What a fragment call runs: its callee, or for a specialization
+/// (mpmd-specialize-constant-args) the shared program, with the constants
+/// passed after the call's operands (null when none).
+struct CalledProgram {
+  func::FuncOp callee;
+  ArrayAttr constants;
+};
+
+FailureOr<CalledProgram> calledProgram(FragmentCallOp call,
+                                       SymbolTableCollection &symbols) {
+  auto callee =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(call, call.getCalleeAttr());
+  if (!callee)
+    return call.emitOpError()
+           << "calls @" << call.getCallee() << ", which is not a func.func";
+  ArrayAttr constants =
+      call->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
+  if (auto shared = callee->getAttrOfType<FlatSymbolRefAttr>(
+          MpmdDialect::kSpecializesAttrName)) {
+    constants =
+        callee->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
+    callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(call, shared);
+    if (!callee || !constants)
+      return call.emitOpError()
+             << "calls @" << call.getCallee()
+             << ", a specialization without its program or constants";
+  }
+  return CalledProgram{callee, constants};
+}
+
 /// A program of the plan, as its first call finds it.
 struct ProgramEntry {
   func::FuncOp callee;
@@ -303,7 +333,8 @@ struct StepEntry {
 
 } // namespace
 
-FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
+FailureOr<std::string>
+mlir::mpmd::buildExecutionPlan(ModuleOp module, bool withProgramTexts) {
   FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
   if (failed(entries))
     return failure();
@@ -351,25 +382,10 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
   SmallVector<StepEntry> steps;
   for (Operation &op : block) {
     if (auto call = dyn_cast<FragmentCallOp>(op)) {
-      auto callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(
-          call, call.getCalleeAttr());
-      if (!callee)
-        return call.emitOpError() << "calls @" << call.getCallee()
-                                  << ", which is not a func.func";
-      // A specialization (mpmd-specialize-constant-args) runs its shared
-      // program with its constants.
-      ArrayAttr constants =
-          call->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
-      if (auto shared = callee->getAttrOfType<FlatSymbolRefAttr>(
-              MpmdDialect::kSpecializesAttrName)) {
-        constants =
-            callee->getAttrOfType<ArrayAttr>(MpmdDialect::kConstantArgsAttrName);
-        callee = symbols.lookupNearestSymbolFrom<func::FuncOp>(call, shared);
-        if (!callee || !constants)
-          return call.emitOpError()
-                 << "calls @" << call.getCallee()
-                 << ", a specialization without its program or constants";
-      }
+      FailureOr<CalledProgram> called = calledProgram(call, symbols);
+      if (failed(called))
+        return failure();
+      auto [callee, constants] = *called;
       if (constants)
         for (Attribute constant : constants)
           if (!isWritableConstant(cast<DenseElementsAttr>(constant)))
@@ -384,8 +400,9 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
           return failure();
         found->second.callee = callee;
         found->second.mesh = call.getMeshName();
-        found->second.module =
-            programTexts.get(callee, topology.getMesh(call.getMeshName()));
+        if (withProgramTexts)
+          found->second.module =
+              programTexts.get(callee, topology.getMesh(call.getMeshName()));
       }
       ++found->second.numCalls;
       for (Value result : call.getResults())
@@ -456,7 +473,8 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
       writeInts(j, "donated_args", donated);
       writeShardings(j, "in_shardings", callee, /*results=*/false);
       j.attribute("mesh", program.mesh);
-      j.attribute("module", program.module);
+      if (withProgramTexts)
+        j.attribute("module", program.module);
       j.attribute("num_calls", program.numCalls);
       writeShardings(j, "out_shardings", callee, /*results=*/true);
       if (auto reserved =
@@ -552,6 +570,33 @@ FailureOr<std::string> mlir::mpmd::buildExecutionPlan(ModuleOp module) {
       j.attribute("version", kExecutionPlanVersion);
     });
   });
+}
+
+FailureOr<std::vector<std::pair<std::string, std::string>>>
+mlir::mpmd::buildProgramTexts(ModuleOp module) {
+  FailureOr<SmallVector<func::FuncOp>> entries = getEntryFunctions(module);
+  if (failed(entries) || entries->size() != 1)
+    return module.emitError()
+           << "program texts need exactly one entry function with a topology";
+  func::FuncOp entry = entries->front();
+  auto topology =
+      entry->getAttrOfType<TopologyAttr>(MpmdDialect::kTopologyAttrName);
+  SymbolTableCollection symbols;
+  ProgramTexts programTexts;
+  llvm::StringSet<> seen;
+  std::vector<std::pair<std::string, std::string>> texts;
+  for (auto call : entry.getBody().front().getOps<FragmentCallOp>()) {
+    FailureOr<CalledProgram> called = calledProgram(call, symbols);
+    if (failed(called))
+      return failure();
+    func::FuncOp callee = called->callee;
+    if (!seen.insert(callee.getSymName()).second)
+      continue;
+    texts.emplace_back(
+        callee.getSymName().str(),
+        programTexts.get(callee, topology.getMesh(call.getMeshName())));
+  }
+  return texts;
 }
 
 namespace {

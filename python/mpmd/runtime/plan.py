@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import gc
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -198,6 +199,51 @@ class TransferStep:
 Step = CallStep | TransferStep
 
 
+def _program_specs(programs: dict[str, Any],
+                   texts: Mapping[str, str] | None) -> dict[str, ProgramSpec]:
+    return {name: ProgramSpec(
+        name, p["mesh"], p["module"] if texts is None else texts[name],
+        tuple(p["donated_args"]), p["num_calls"],
+        tuple(_layout(s) for s in p.get("in_shardings", ())),
+        tuple(_layout(s) for s in p.get("out_shardings", ())),
+        p.get("reserved_bytes", 0))
+            for name, p in programs.items()}
+
+
+class _DeferredPrograms(Mapping):
+    """`ExecutionPlan.programs` of a plan written without its programs'
+    texts: the specs are made, with the texts, when a program is first
+    read."""
+
+    def __init__(self, programs: dict[str, Any],
+                 texts: Callable[[], Mapping[str, str]]) -> None:
+        self._programs: dict[str, Any] | None = programs
+        self._texts: Callable[[], Mapping[str, str]] | None = texts
+        self._specs: dict[str, ProgramSpec] | None = None
+        self._names = tuple(programs)
+
+    def _resolved(self) -> dict[str, ProgramSpec]:
+        if self._specs is None:
+            self._specs = _program_specs(self._programs, self._texts())
+            self._programs = self._texts = None
+        return self._specs
+
+    def __getitem__(self, name: str) -> ProgramSpec:
+        return self._resolved()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+    def __repr__(self) -> str:
+        return repr(self._resolved())
+
+
 @dataclass(frozen=True)
 class ExecutionPlan:
     function: str
@@ -206,7 +252,9 @@ class ExecutionPlan:
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
     output_values: tuple[int, ...]
-    programs: dict[str, ProgramSpec]
+    # A dict, or a Mapping that prints the texts when first read (a plan
+    # of mpmd.lowering.partition, see from_json).
+    programs: Mapping[str, ProgramSpec]
     steps: tuple[Step, ...] = field(default_factory=tuple)
     # The format version the plan was written in: from_json reads only
     # PLAN_VERSION, so a plan in hand always has it (plans built by hand
@@ -214,22 +262,29 @@ class ExecutionPlan:
     version: int = PLAN_VERSION
 
     @classmethod
-    def from_json(cls, text: str) -> "ExecutionPlan":
+    def from_json(cls, text: str,
+                  program_texts: Callable[[], Mapping[str, str]] | None = None
+                  ) -> "ExecutionPlan":
         """Reads the compiler's JSON. Raises PlanVersionError, before
-        reading anything else, when the plan is not of PLAN_VERSION."""
+        reading anything else, when the plan is not of PLAN_VERSION.
+        `program_texts`: for a plan written without its programs' texts
+        (the compiler's `print_programs=False`), what gives them
+        ({program: text}); called when a program is first read."""
         # A plan of 1024 microbatches is ~18k steps, ~17 MB of JSON: the
         # objects it makes hold no cycles, and the cyclic collector's passes
         # over a heap growing with them made reading it superlinear in M.
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return cls._from_json(text)
+            return cls._from_json(text, program_texts)
         finally:
             if enabled:
                 gc.enable()
 
     @classmethod
-    def _from_json(cls, text: str) -> "ExecutionPlan":
+    def _from_json(cls, text: str,
+                   program_texts: Callable[[], Mapping[str, str]] | None
+                   ) -> "ExecutionPlan":
         data = json.loads(text)
         version = _check_version(data)
         steps: list[Step] = []
@@ -259,13 +314,10 @@ class ExecutionPlan:
             inputs=tuple(TensorSpec.from_json(t) for t in data["inputs"]),
             outputs=tuple(TensorSpec.from_json(t) for t in data["outputs"]),
             output_values=tuple(t["value"] for t in data["outputs"]),
-            programs={name: ProgramSpec(
-                name, p["mesh"], p["module"], tuple(p["donated_args"]),
-                p["num_calls"],
-                tuple(_layout(s) for s in p.get("in_shardings", ())),
-                tuple(_layout(s) for s in p.get("out_shardings", ())),
-                p.get("reserved_bytes", 0))
-                      for name, p in data["programs"].items()},
+            programs=(_program_specs(data["programs"], None)
+                      if program_texts is None
+                      else _DeferredPrograms(data["programs"],
+                                             program_texts)),
             steps=tuple(steps),
             version=version,
         )

@@ -9,6 +9,8 @@
 #include "mlir/Pass/Pass.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir::mpmd {
 
@@ -28,7 +30,17 @@ void registerExportPasses();
 
 /// The execution plan of an exported module (see PrintExecutionPlanPass) as
 /// JSON text. Emits errors on the module when it is not an exported program.
-FailureOr<std::string> buildExecutionPlan(ModuleOp module);
+/// Without `withProgramTexts` the programs carry no "module" text: printing
+/// them is most of the plan's cost, and buildProgramTexts gives them when
+/// they are compiled.
+FailureOr<std::string> buildExecutionPlan(ModuleOp module,
+                                          bool withProgramTexts = true);
+
+/// The texts of the programs of `module`'s plan, by program name in the
+/// order of their first calls: what buildExecutionPlan writes as each
+/// program's "module" (equal programs share one text).
+FailureOr<std::vector<std::pair<std::string, std::string>>>
+buildProgramTexts(ModuleOp module);
 
 } // namespace mlir::mpmd
 
