@@ -1124,7 +1124,6 @@ NB_MODULE(_mpmd_compiler, m) {
       .value("BACKWARD", mlir::mpmd::FragmentKind::kBackward)
       .value("MIXED", mlir::mpmd::FragmentKind::kMixed)
       .value("WEIGHT_GRADIENT", mlir::mpmd::FragmentKind::kWeightGradient);
-  // The spellings (pass options, plans, messages) come from TableGen.
   m.def(
       "_context_pool",
       [](size_t maxIdle, size_t budgetBytes) {
@@ -1143,6 +1142,7 @@ NB_MODULE(_mpmd_compiler, m) {
       "The pool of MLIR contexts compiler calls run in: counts (created, "
       "idle, over_budget) and the limits before this call (max_idle, "
       "budget_bytes); nonzero arguments set new limits.");
+  // The spellings (pass options, plans, messages) come from TableGen.
   m.def("schedule_kinds",
         &enumSpellings<mlir::mpmd::ScheduleKind,
                        mlir::mpmd::getMaxEnumValForScheduleKind,

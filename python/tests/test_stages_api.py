@@ -165,6 +165,7 @@ def test_plan_programs_are_printed_when_first_read():
 
     params, x = inputs()
     jax_text = mpmd.jit(two_layers, config()).lower(params, x).jax_text()
+
     class Eager(Partitioner):
         def partition(self, *args, **kwargs):
             return super().partition(*args, **dict(kwargs,
